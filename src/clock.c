@@ -1,0 +1,24 @@
+/* clock.c: the daemon's only calls to clock_gettime. */
+#include "autoconf.h"
+
+#include <time.h>
+
+#include "clock.h"
+
+uint64_t
+clock_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int64_t
+clock_wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec;
+}

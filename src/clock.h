@@ -1,0 +1,20 @@
+/* clock.h: monotonic time in milliseconds, read once per callback. */
+#ifndef DNSDAMPER_CLOCK_H
+#define DNSDAMPER_CLOCK_H
+
+#include <stdint.h>
+
+/*
+ * clock_now_ms: CLOCK_MONOTONIC in milliseconds since an arbitrary epoch.
+ * Callers read it once at the top of an event callback and pass the value
+ * down, so that every decision in one callback sees the same instant.
+ */
+uint64_t	clock_now_ms(void);
+
+/*
+ * clock_wall_s: CLOCK_REALTIME in seconds since the Unix epoch; only for
+ * data that outlives the process (the cache file), never for expiry.
+ */
+int64_t		clock_wall_s(void);
+
+#endif
