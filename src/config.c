@@ -1,0 +1,165 @@
+/* config.c: a configuration: defaults, load, validation, resolv.conf, free. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "config.h"
+#include "parse.h"
+#include "resolvconf.h"
+
+/* The file named in messages about what no file said. */
+#define CONFIG_BUILTIN	"(defaults)"
+
+/* Two directives, stored in the same unit, whose values must be lo <= hi. */
+static const struct config_order {
+	const char	*lo;
+	const char	*lo_label;	/* for the message */
+	const char	*hi;
+} config_orders[] = {
+	{ "min-ttl", "min-ttl", "max-ttl" },
+	{ "upstream-timeout", "upstream-timeout minimum", "query-timeout" },
+};
+
+/* Report an order violated at the later of the two directives given. */
+static void
+config_check_order(const struct config *conf, struct parse_run *run,
+    const struct config_order *o)
+{
+	const struct parse_directive *lo, *hi;
+	const struct parse_seen *at, *at_hi;
+	char lo_buf[32], hi_buf[32];
+	uint64_t lo_v, hi_v;
+
+	lo = parse_lookup(parse_top, o->lo);
+	hi = parse_lookup(parse_top, o->hi);
+	lo_v = parse_get(lo, conf, lo->offset);
+	hi_v = parse_get(hi, conf, hi->offset);
+	if (lo_v <= hi_v)
+		return;
+	at = parse_seen(run, o->lo);
+	at_hi = parse_seen(run, o->hi);
+	if (at_hi->order > at->order)
+		at = at_hi;
+	parse_error(run, at->line > 0 ? at->file : conf->source, at->line,
+	    "%s %s is greater than %s %s", o->lo_label,
+	    parse_format(lo, lo_v, lo_buf, sizeof(lo_buf)), o->hi,
+	    parse_format(hi, hi_v, hi_buf, sizeof(hi_buf)));
+}
+
+/* Append the nameservers of conf->resolv_conf to fw's upstreams. */
+static void
+config_expand(struct config *conf, struct config_forward *fw,
+    struct parse_run *run)
+{
+	struct addr *ns, *n;
+	size_t n_ns;
+
+	if (resolvconf_read(conf->resolv_conf, conf->listen, conf->n_listen,
+	    &ns, &n_ns) == -1) {
+		parse_error(run, fw->where.file, fw->where.line,
+		    "forward \"%s\": cannot read %s: %s", fw->zone,
+		    conf->resolv_conf, strerror(errno));
+		return;
+	}
+	if (n_ns == 0) {
+		parse_error(run, fw->where.file, fw->where.line,
+		    "forward \"%s\": no usable nameserver in %s (all are our "
+		    "own listen addresses)", fw->zone, conf->resolv_conf);
+		return;
+	}
+	n = reallocarray(fw->upstreams, fw->n_upstreams + n_ns, sizeof(*n));
+	if (n == NULL) {
+		parse_error(run, fw->where.file, fw->where.line,
+		    "out of memory");
+		free(ns);
+		return;
+	}
+	memcpy(n + fw->n_upstreams, ns, n_ns * sizeof(*ns));
+	fw->upstreams = n;
+	fw->n_upstreams += n_ns;
+	free(ns);
+}
+
+/* Defaults, the file at path (NULL: none), and what it implies. */
+static void
+config_read(struct config *conf, const char *path, struct parse_run *run)
+{
+	const char *file = path != NULL ? path : CONFIG_BUILTIN;
+	size_t i;
+
+	if (parse_defaults(parse_top, conf) == -1 ||
+	    (path != NULL && (conf->source = strdup(path)) == NULL)) {
+		parse_error(run, file, 0, "out of memory");
+		return;
+	}
+	if (path != NULL)
+		parse_file(run, path, conf);
+	if (parse_implicit(conf, file) == -1) {
+		parse_error(run, file, 0, "out of memory");
+		return;
+	}
+	for (i = 0; i < sizeof(config_orders) / sizeof(config_orders[0]);
+	    i++)
+		config_check_order(conf, run, &config_orders[i]);
+}
+
+int
+config_defaults(struct config *conf)
+{
+	memset(conf, 0, sizeof(*conf));
+	if (parse_defaults(parse_top, conf) == -1 ||
+	    parse_implicit(conf, CONFIG_BUILTIN) == -1) {
+		config_free(conf);
+		return -1;
+	}
+	return 0;
+}
+
+int
+config_load(const char *path, struct config *conf, FILE *errs)
+{
+	struct parse_run run;
+	size_t i;
+	int errors, valid;
+
+	memset(conf, 0, sizeof(*conf));
+	if (parse_run_init(&run, errs) == -1) {
+		fprintf(errs, "%s: out of memory\n",
+		    path != NULL ? path : CONFIG_BUILTIN);
+		return -1;
+	}
+	config_read(conf, path, &run);
+	valid = run.n_errors == 0;
+	/*
+	 * Which nameservers are our own depends on the listen addresses and
+	 * resolv-conf being right: expand only a configuration without error.
+	 */
+	for (i = 0; valid && i < conf->n_forwards; i++)
+		if (conf->forwards[i].use_resolv_conf)
+			config_expand(conf, &conf->forwards[i], &run);
+	errors = run.n_errors;
+	parse_run_free(&run);
+	if (errors > 0) {
+		config_free(conf);
+		return -1;
+	}
+	return 0;
+}
+
+void
+config_free(struct config *conf)
+{
+	size_t i;
+
+	for (i = 0; i < conf->n_forwards; i++)
+		parse_forward_free(&conf->forwards[i]);
+	free(conf->forwards);
+	free(conf->listen);
+	free(conf->source);
+	parse_clear(parse_top, conf);
+	memset(conf, 0, sizeof(*conf));
+}

@@ -1,0 +1,87 @@
+/* printconf.c: the configuration printed back in canonical form. */
+#include "autoconf.h"
+
+#include <stdio.h>
+
+#include "addr.h"
+#include "config.h"
+#include "parse.h"
+
+/* The table-driven directives of table set in base, one per line. */
+static void
+printconf_scalars(const struct parse_directive *table, const void *base,
+    const char *indent, FILE *stream)
+{
+	const struct parse_directive *d;
+	const char *str;
+	char buf[64];
+	uint64_t lo, hi;
+
+	for (d = table; d->name != NULL; d++) {
+		if (d->kind == PARSE_SPECIAL)
+			continue;
+		fprintf(stream, "%s%s ", indent, d->name);
+		if (d->kind == PARSE_STRING) {
+			str = *(char *const *)(const void *)
+			    ((const char *)base + d->offset);
+			parse_quote(str != NULL ? str : "", stream);
+		} else {
+			lo = parse_get(d, base, d->offset);
+			fputs(parse_format(d, lo, buf, sizeof(buf)), stream);
+			if ((d->flags & PARSE_PAIR) &&
+			    (hi = parse_get(d, base, d->offset_max)) != lo)
+				fprintf(stream, " %s",
+				    parse_format(d, hi, buf, sizeof(buf)));
+		}
+		putc('\n', stream);
+	}
+}
+
+static void
+printconf_addrs(const char *prefix, const struct addr *a, size_t n,
+    FILE *stream)
+{
+	char buf[ADDR_STRLEN];
+	size_t i;
+
+	fputs(prefix, stream);
+	for (i = 0; i < n; i++)
+		fprintf(stream, " %s", addr_format(&a[i], buf, sizeof(buf)));
+	putc('\n', stream);
+}
+
+/* A forward block; expanded resolv.conf addresses only as a comment. */
+static void
+printconf_forward(const struct config *conf, const struct config_forward *fw,
+    FILE *stream)
+{
+	fputs("\nforward ", stream);
+	parse_quote(fw->zone, stream);
+	fputs(" {\n", stream);
+	if (fw->use_resolv_conf) {
+		fputs("\tupstream resolv.conf\n", stream);
+		if (fw->n_upstreams > 0) {
+			fprintf(stream, "\t# from %s:", conf->resolv_conf);
+			printconf_addrs("", fw->upstreams, fw->n_upstreams,
+			    stream);
+		}
+	} else
+		printconf_addrs("\tupstream", fw->upstreams, fw->n_upstreams,
+		    stream);
+	printconf_scalars(parse_forward_block, fw, "\t", stream);
+	fputs("}\n", stream);
+}
+
+void
+config_print(const struct config *conf, FILE *stream)
+{
+	char buf[ADDR_STRLEN];
+	size_t i;
+
+	printconf_scalars(parse_top, conf, "", stream);
+	for (i = 0; i < conf->n_listen; i++)
+		fprintf(stream, "listen %s\n",
+		    addr_format(&conf->listen[i], buf, sizeof(buf)));
+	for (i = 0; i < conf->n_forwards; i++)
+		printconf_forward(conf, &conf->forwards[i], stream);
+}

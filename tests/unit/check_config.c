@@ -1,0 +1,928 @@
+/* check_config.c: unit tests of config, parse, printconf and resolvconf. */
+#include "autoconf.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "addr.h"
+#include "check_main.h"
+#include "config.h"
+#include "log.h"
+#include "resolvconf.h"
+#include "testutil.h"
+
+static char test_dir[TESTUTIL_PATH_MAX];
+static char test_old_cwd[TESTUTIL_PATH_MAX];
+
+/*
+ * Each test runs in a fresh directory, so file names in messages are short.
+ * A failing test skips teardown and leaves its directory for inspection.
+ */
+static void
+setup(void)
+{
+	log_init("check_config", LOG_LEVEL_WARN);
+	ck_assert_ptr_nonnull(getcwd(test_old_cwd, sizeof(test_old_cwd)));
+	testutil_tmpdir(test_dir, sizeof(test_dir));
+	ck_assert_int_eq(chdir(test_dir), 0);
+}
+
+static void
+teardown(void)
+{
+	ck_assert_int_eq(chdir(test_old_cwd), 0);
+	testutil_rmtree(test_dir);
+}
+
+/* Load the file path; returns config_load's result, its errors in *errs. */
+static int
+load_file(const char *path, struct config *conf, char **errs)
+{
+	struct testutil_capture c;
+	int r;
+
+	testutil_capture_start(&c);
+	r = config_load(path, conf, c.fp);
+	testutil_capture_end(&c);
+	*errs = c.text;
+	return r;
+}
+
+/* text must load without any error. */
+static void
+load_ok(const char *text, struct config *conf)
+{
+	char *errs;
+
+	testutil_write(NULL, "x.conf", text);
+	ck_assert_int_eq(load_file("x.conf", conf, &errs), 0);
+	ck_assert_str_eq(errs, "");
+	free(errs);
+}
+
+/* text must fail to load with exactly the error lines expected. */
+static void
+load_fails(const char *text, const char *expected)
+{
+	struct config conf;
+	char *errs;
+
+	testutil_write(NULL, "x.conf", text);
+	ck_assert_int_eq(load_file("x.conf", &conf, &errs), -1);
+	ck_assert_str_eq(errs, expected);
+	/* A failed load leaves nothing behind (valgrind checks the rest). */
+	ck_assert_ptr_null(conf.listen);
+	ck_assert_ptr_null(conf.forwards);
+	ck_assert_ptr_null(conf.resolv_conf);
+	ck_assert_ptr_null(conf.source);
+	free(errs);
+}
+
+static void
+assert_addr(const struct addr *a, const char *expected)
+{
+	char buf[ADDR_STRLEN];
+
+	ck_assert_str_eq(addr_format(a, buf, sizeof(buf)), expected);
+}
+
+static const struct config_forward *
+find_forward(const struct config *conf, const char *zone)
+{
+	size_t i;
+
+	for (i = 0; i < conf->n_forwards; i++)
+		if (strcmp(conf->forwards[i].zone, zone) == 0)
+			return &conf->forwards[i];
+	ck_abort_msg("no forward for %s", zone);
+	return NULL;
+}
+
+/* Equal as configurations: where things were read is not compared. */
+static void
+assert_config_equal(const struct config *a, const struct config *b)
+{
+	const struct config_forward *fa, *fb;
+	size_t i, j;
+
+	ck_assert_str_eq(a->resolv_conf, b->resolv_conf);
+	ck_assert_uint_eq(a->cache_size, b->cache_size);
+	ck_assert_uint_eq(a->max_ttl, b->max_ttl);
+	ck_assert_uint_eq(a->min_ttl, b->min_ttl);
+	ck_assert_uint_eq(a->max_negative_ttl, b->max_negative_ttl);
+	ck_assert_uint_eq(a->failure_ttl, b->failure_ttl);
+	ck_assert_uint_eq(a->edns_buffer_size, b->edns_buffer_size);
+	ck_assert_uint_eq(a->upstream_timeout_min, b->upstream_timeout_min);
+	ck_assert_uint_eq(a->upstream_timeout_max, b->upstream_timeout_max);
+	ck_assert_uint_eq(a->query_timeout, b->query_timeout);
+	ck_assert_uint_eq(a->tcp_clients, b->tcp_clients);
+	ck_assert_uint_eq(a->tcp_idle_timeout, b->tcp_idle_timeout);
+	ck_assert_uint_eq(a->max_inflight, b->max_inflight);
+	ck_assert_int_eq(a->randomize_case, b->randomize_case);
+	ck_assert_uint_eq(a->n_listen, b->n_listen);
+	for (i = 0; i < a->n_listen; i++)
+		ck_assert(addr_equal(&a->listen[i], &b->listen[i]));
+	ck_assert_uint_eq(a->n_forwards, b->n_forwards);
+	for (i = 0; i < a->n_forwards; i++) {
+		fa = &a->forwards[i];
+		fb = &b->forwards[i];
+		ck_assert_str_eq(fa->zone, fb->zone);
+		ck_assert_int_eq(fa->policy, fb->policy);
+		ck_assert_int_eq(fa->use_resolv_conf, fb->use_resolv_conf);
+		ck_assert_uint_eq(fa->n_upstreams, fb->n_upstreams);
+		for (j = 0; j < fa->n_upstreams; j++)
+			ck_assert(addr_equal(&fa->upstreams[j],
+			    &fb->upstreams[j]));
+	}
+}
+
+START_TEST(test_defaults)
+{
+	struct config conf;
+
+	ck_assert_int_eq(config_defaults(&conf), 0);
+	ck_assert_ptr_null(conf.source);
+	ck_assert_str_eq(conf.resolv_conf, "/etc/resolv.conf");
+	ck_assert_uint_eq(conf.cache_size, 64 * 1024 * 1024);
+	ck_assert_uint_eq(conf.max_ttl, 86400);
+	ck_assert_uint_eq(conf.min_ttl, 0);
+	ck_assert_uint_eq(conf.max_negative_ttl, 3600);
+	ck_assert_uint_eq(conf.failure_ttl, 5);
+	ck_assert_uint_eq(conf.edns_buffer_size, 1232);
+	ck_assert_uint_eq(conf.upstream_timeout_min, 50);
+	ck_assert_uint_eq(conf.upstream_timeout_max, 2000);
+	ck_assert_uint_eq(conf.query_timeout, 4000);
+	ck_assert_uint_eq(conf.tcp_clients, 256);
+	ck_assert_uint_eq(conf.tcp_idle_timeout, 10000);
+	ck_assert_uint_eq(conf.max_inflight, 1024);
+	ck_assert_int_eq(conf.randomize_case, 1);
+	ck_assert_uint_eq(conf.n_listen, 2);
+	assert_addr(&conf.listen[0], "127.0.0.1:53");
+	assert_addr(&conf.listen[1], "[::1]:53");
+	ck_assert_uint_eq(conf.n_forwards, 1);
+	ck_assert_str_eq(conf.forwards[0].zone, ".");
+	ck_assert_int_eq(conf.forwards[0].use_resolv_conf, 1);
+	ck_assert_uint_eq(conf.forwards[0].n_upstreams, 0);
+	ck_assert_int_eq(conf.forwards[0].policy, CONFIG_POLICY_ORDER);
+	ck_assert_str_eq(conf.forwards[0].where.file, "(defaults)");
+	ck_assert_int_eq(conf.forwards[0].where.line, 0);
+	config_free(&conf);
+	ck_assert_ptr_null(conf.listen);
+}
+END_TEST
+
+/* An empty file is the defaults, with resolv.conf expanded. */
+START_TEST(test_empty_file)
+{
+	struct config conf;
+
+	testutil_write(NULL, "resolv.conf", "nameserver 192.0.2.1\n");
+	load_ok("resolv-conf resolv.conf\n", &conf);
+	ck_assert_str_eq(conf.source, "x.conf");
+	ck_assert_uint_eq(conf.n_listen, 2);
+	ck_assert_uint_eq(conf.n_forwards, 1);
+	ck_assert_str_eq(conf.forwards[0].where.file, "x.conf");
+	ck_assert_int_eq(conf.forwards[0].where.line, 0);
+	ck_assert_uint_eq(conf.forwards[0].n_upstreams, 1);
+	assert_addr(&conf.forwards[0].upstreams[0], "192.0.2.1:53");
+	config_free(&conf);
+}
+END_TEST
+
+START_TEST(test_every_directive)
+{
+	struct config conf;
+	const struct config_forward *fw;
+
+	load_ok("# every directive, none at its default\n"
+	    "listen 127.0.0.1:5300 [::1]:5300\n"
+	    "listen 127.0.0.2\n"
+	    "resolv-conf \"my resolv.conf\"\n"
+	    "cache-size 1G\n"
+	    "max-ttl 2d\n"
+	    "min-ttl 90\n"
+	    "max-negative-ttl 15m\n"
+	    "failure-ttl 30s\n"
+	    "edns-buffer-size 4k\n"
+	    "upstream-timeout 20ms 5s\n"
+	    "query-timeout 1500ms\n"
+	    "tcp-clients 100000\n"
+	    "tcp-idle-timeout 1h\n"
+	    "max-inflight 7\n"
+	    "randomize-case no\n"
+	    "forward . { upstream 192.0.2.1 }\n", &conf);
+	ck_assert_uint_eq(conf.n_listen, 3);
+	assert_addr(&conf.listen[0], "127.0.0.1:5300");
+	assert_addr(&conf.listen[1], "[::1]:5300");
+	assert_addr(&conf.listen[2], "127.0.0.2:53");
+	ck_assert_str_eq(conf.resolv_conf, "my resolv.conf");
+	ck_assert_uint_eq(conf.cache_size, 1024ULL * 1024 * 1024);
+	ck_assert_uint_eq(conf.max_ttl, 2 * 86400);
+	ck_assert_uint_eq(conf.min_ttl, 90);
+	ck_assert_uint_eq(conf.max_negative_ttl, 900);
+	ck_assert_uint_eq(conf.failure_ttl, 30);
+	ck_assert_uint_eq(conf.edns_buffer_size, 4096);
+	ck_assert_uint_eq(conf.upstream_timeout_min, 20);
+	ck_assert_uint_eq(conf.upstream_timeout_max, 5000);
+	ck_assert_uint_eq(conf.query_timeout, 1500);
+	ck_assert_uint_eq(conf.tcp_clients, 100000);
+	ck_assert_uint_eq(conf.tcp_idle_timeout, 3600 * 1000);
+	ck_assert_uint_eq(conf.max_inflight, 7);
+	ck_assert_int_eq(conf.randomize_case, 0);
+	ck_assert_uint_eq(conf.n_forwards, 1);
+	fw = &conf.forwards[0];
+	ck_assert_int_eq(fw->use_resolv_conf, 0);
+	ck_assert_str_eq(fw->where.file, "x.conf");
+	ck_assert_int_eq(fw->where.line, 17);
+	config_free(&conf);
+}
+END_TEST
+
+/* Range ends are valid; one upstream-timeout value sets both. */
+START_TEST(test_range_ends)
+{
+	struct config conf;
+
+	load_ok("cache-size 64k\n"
+	    "max-ttl 2147483647\n"
+	    "min-ttl 1h\n"
+	    "max-negative-ttl 0\n"
+	    "failure-ttl 5m\n"
+	    "edns-buffer-size 512\n"
+	    "upstream-timeout 60s\n"
+	    "query-timeout 1m\n"
+	    "tcp-idle-timeout 1000ms\n"
+	    "forward . { upstream 192.0.2.1 }\n", &conf);
+	ck_assert_uint_eq(conf.cache_size, 65536);
+	ck_assert_uint_eq(conf.max_ttl, 2147483647);
+	ck_assert_uint_eq(conf.min_ttl, 3600);
+	ck_assert_uint_eq(conf.max_negative_ttl, 0);
+	ck_assert_uint_eq(conf.failure_ttl, 300);
+	ck_assert_uint_eq(conf.edns_buffer_size, 512);
+	ck_assert_uint_eq(conf.upstream_timeout_min, 60000);
+	ck_assert_uint_eq(conf.upstream_timeout_max, 60000);
+	ck_assert_uint_eq(conf.query_timeout, 60000);
+	ck_assert_uint_eq(conf.tcp_idle_timeout, 1000);
+	config_free(&conf);
+	load_ok("cache-size 1024g\nforward . { upstream 192.0.2.1 }\n",
+	    &conf);
+	ck_assert_uint_eq(conf.cache_size, 1ULL << 40);
+	config_free(&conf);
+}
+END_TEST
+
+START_TEST(test_forward_one_line)
+{
+	struct config conf;
+	const struct config_forward *fw;
+
+	load_ok("forward corp.example { upstream 10.0.0.53 10.0.1.53:5353  "
+	    "policy order }\n"
+	    "forward B.example{upstream [2001:db8::1]:5353;policy random}\n"
+	    "forward . { upstream 192.0.2.1 }\n", &conf);
+	ck_assert_uint_eq(conf.n_forwards, 3);
+	fw = &conf.forwards[0];
+	ck_assert_str_eq(fw->zone, "corp.example.");
+	ck_assert_int_eq(fw->where.line, 1);
+	ck_assert_uint_eq(fw->n_upstreams, 2);
+	assert_addr(&fw->upstreams[0], "10.0.0.53:53");
+	assert_addr(&fw->upstreams[1], "10.0.1.53:5353");
+	ck_assert_int_eq(fw->policy, CONFIG_POLICY_ORDER);
+	fw = &conf.forwards[1];
+	ck_assert_str_eq(fw->zone, "b.example.");
+	ck_assert_uint_eq(fw->n_upstreams, 1);
+	assert_addr(&fw->upstreams[0], "[2001:db8::1]:5353");
+	ck_assert_int_eq(fw->policy, CONFIG_POLICY_RANDOM);
+	config_free(&conf);
+}
+END_TEST
+
+START_TEST(test_forward_multi_line)
+{
+	struct config conf;
+	const struct config_forward *fw;
+
+	testutil_write(NULL, "resolv.conf", "nameserver 192.0.2.53\n");
+	load_ok("forward Corp.Example.   # the brace may come later\n"
+	    "\n"
+	    "{\n"
+	    "\tupstream 10.0.0.53\n"
+	    "\tupstream 10.0.1.53:5353 10.0.2.53\n"
+	    "\tpolicy random\n"
+	    "}\n"
+	    "forward consul {\n"
+	    "\tupstream 127.0.0.1:8600\n"
+	    "}\n"
+	    "forward . {\n"
+	    "\tupstream resolv.conf\n"
+	    "}\n"
+	    "resolv-conf resolv.conf\n", &conf);
+	fw = find_forward(&conf, "corp.example.");
+	ck_assert_int_eq(fw->where.line, 1);
+	ck_assert_uint_eq(fw->n_upstreams, 3);
+	assert_addr(&fw->upstreams[2], "10.0.2.53:53");
+	ck_assert_int_eq(fw->policy, CONFIG_POLICY_RANDOM);
+	fw = find_forward(&conf, "consul.");
+	ck_assert_int_eq(fw->policy, CONFIG_POLICY_ORDER);
+	fw = find_forward(&conf, ".");
+	ck_assert_int_eq(fw->use_resolv_conf, 1);
+	ck_assert_int_eq(fw->where.line, 11);
+	ck_assert_uint_eq(fw->n_upstreams, 1);
+	assert_addr(&fw->upstreams[0], "192.0.2.53:53");
+	ck_assert_uint_eq(conf.n_forwards, 3);
+	config_free(&conf);
+}
+END_TEST
+
+/* Each bad file and the exact lines it must produce. */
+static const struct error_case {
+	const char	*conf;
+	const char	*errs;
+} error_cases[] = {
+	{ "cahce-size 64m\n",
+	  "x.conf:1: unknown directive \"cahce-size\"\n" },
+	{ "cache-size 12q\n",
+	  "x.conf:1: cache-size: \"12q\" is not a size (digits with optional "
+	  "k, m or g)\n" },
+	{ "cache-size 32k\n",
+	  "x.conf:1: cache-size: 32k is out of range (64k to 1024g)\n" },
+	{ "cache-size -1\n",
+	  "x.conf:1: cache-size: \"-1\" is not a size (digits with optional "
+	  "k, m or g)\n" },
+	{ "\n\nmax-ttl 0s\n",
+	  "x.conf:3: max-ttl: 0s is out of range (1s to 2147483647s)\n" },
+	{ "max-ttl 2147483648\n",
+	  "x.conf:1: max-ttl: 2147483648 is out of range (1s to "
+	  "2147483647s)\n" },
+	/* 2^64 ms does not fit: an overflow is out of range too. */
+	{ "max-ttl 99999999999999999999\n",
+	  "x.conf:1: max-ttl: 99999999999999999999 is out of range (1s to "
+	  "2147483647s)\n" },
+	{ "max-ttl 213503982335d\n",
+	  "x.conf:1: max-ttl: 213503982335d is out of range (1s to "
+	  "2147483647s)\n" },
+	{ "max-ttl 1x\n",
+	  "x.conf:1: max-ttl: \"1x\" is not a duration (digits with optional "
+	  "ms, s, m, h or d)\n" },
+	{ "max-ttl 1S\n",
+	  "x.conf:1: max-ttl: \"1S\" is not a duration (digits with optional "
+	  "ms, s, m, h or d)\n" },
+	{ "max-ttl 1500ms\n",
+	  "x.conf:1: max-ttl: 1500ms is not a whole number of seconds\n" },
+	{ "max-ttl\n",
+	  "x.conf:1: max-ttl: missing value\n" },
+	{ "max-ttl 1s 2s\n",
+	  "x.conf:1: max-ttl: unexpected \"2s\"\n" },
+	{ "min-ttl 2h\n",
+	  "x.conf:1: min-ttl: 2h is out of range (0s to 1h)\n" },
+	{ "max-negative-ttl 25h\n",
+	  "x.conf:1: max-negative-ttl: 25h is out of range (0s to 1d)\n" },
+	{ "failure-ttl 0\n",
+	  "x.conf:1: failure-ttl: 0 is out of range (1s to 5m)\n" },
+	{ "edns-buffer-size 511\n",
+	  "x.conf:1: edns-buffer-size: 511 is out of range (512 to 4k)\n" },
+	{ "upstream-timeout 5ms\n",
+	  "x.conf:1: upstream-timeout: 5ms is out of range (10ms to 1m)\n" },
+	{ "upstream-timeout 3s 1s\n",
+	  "x.conf:1: upstream-timeout: minimum 3s is greater than maximum "
+	  "1s\n" },
+	{ "upstream-timeout 1s 2s 3s\n",
+	  "x.conf:1: upstream-timeout: unexpected \"3s\"\n" },
+	{ "query-timeout 99ms\n",
+	  "x.conf:1: query-timeout: 99ms is out of range (100ms to 1m)\n" },
+	{ "tcp-clients ten\n",
+	  "x.conf:1: tcp-clients: \"ten\" is not a number\n" },
+	{ "tcp-clients 1k\n",
+	  "x.conf:1: tcp-clients: \"1k\" is not a number\n" },
+	{ "tcp-clients 0\n",
+	  "x.conf:1: tcp-clients: 0 is out of range (1 to 100000)\n" },
+	{ "tcp-idle-timeout 2h\n",
+	  "x.conf:1: tcp-idle-timeout: 2h is out of range (1s to 1h)\n" },
+	{ "max-inflight 1000001\n",
+	  "x.conf:1: max-inflight: 1000001 is out of range (1 to 1000000)\n" },
+	{ "randomize-case maybe\n",
+	  "x.conf:1: randomize-case: \"maybe\" is not yes or no\n" },
+	{ "resolv-conf \"\"\n",
+	  "x.conf:1: resolv-conf: empty value\n" },
+	{ "resolv-conf\n",
+	  "x.conf:1: resolv-conf: missing value\n" },
+	{ "cache-size 1m\n# again:\ncache-size 2m\n",
+	  "x.conf:3: duplicate directive \"cache-size\" (first at "
+	  "x.conf:1)\n" },
+	{ "listen 300.1.1.1:53\n",
+	  "x.conf:1: listen: \"300.1.1.1:53\" is not an address: not a "
+	  "numeric IPv4 or IPv6 address\n" },
+	{ "listen 127.0.0.1:0\n",
+	  "x.conf:1: listen: \"127.0.0.1:0\" is not an address: port must be "
+	  "a number from 1 to 65535\n" },
+	{ "listen\n",
+	  "x.conf:1: listen: missing address\n" },
+	{ "listen 127.0.0.1\nlisten ::1 127.0.0.1:53\n",
+	  "x.conf:2: listen: duplicate address 127.0.0.1:53\n" },
+	{ "forward corp.example {\n}\n",
+	  "x.conf:1: forward \"corp.example.\": no upstream\n" },
+	{ "forward corp.example { policy random }\n",
+	  "x.conf:1: forward \"corp.example.\": no upstream\n" },
+	{ "forward { upstream 192.0.2.1 }\n",
+	  "x.conf:1: forward: missing zone\n" },
+	{ "forward a b { upstream 192.0.2.1 }\n",
+	  "x.conf:1: forward: unexpected \"b\"\n" },
+	{ "forward a..b { upstream 192.0.2.1 }\n",
+	  "x.conf:1: forward: \"a..b\" is not a domain name\n" },
+	{ "forward \"\" { upstream 192.0.2.1 }\n",
+	  "x.conf:1: forward: \"\" is not a domain name\n" },
+	{ "forward corp.example\nmax-ttl 1h\n",
+	  "x.conf:1: forward \"corp.example.\": missing \"{\"\n" },
+	{ "forward A { upstream 192.0.2.1 }\nforward a. { upstream "
+	  "192.0.2.2 }\n",
+	  "x.conf:2: forward \"a.\": duplicate zone (first at x.conf:1)\n" },
+	{ "forward a {\n  upstream 192.0.2.1\n  polcy order\n}\n",
+	  "x.conf:3: unknown directive \"polcy\" in forward block\n" },
+	{ "forward a { upstream 192.0.2.1; policy fastest }\n",
+	  "x.conf:1: policy: \"fastest\" is not order or random\n" },
+	{ "forward a {\n upstream 192.0.2.1\n policy order\n"
+	  " policy random\n}\n",
+	  "x.conf:4: duplicate directive \"policy\" (first at x.conf:3)\n" },
+	{ "forward a { upstream }\n",
+	  "x.conf:1: upstream: missing address\n" },
+	{ "forward a { upstream nameserver1 }\n",
+	  "x.conf:1: upstream: \"nameserver1\" is not an address: not a "
+	  "numeric IPv4 or IPv6 address\n" },
+	{ "forward a { upstream 192.0.2.1 192.0.2.1:53 }\n",
+	  "x.conf:1: upstream: duplicate address 192.0.2.1:53\n" },
+	{ "forward a { upstream 192.0.2.1 resolv.conf }\n",
+	  "x.conf:1: upstream: resolv.conf cannot be combined with "
+	  "addresses\n" },
+	{ "forward a {\n upstream resolv.conf\n upstream 192.0.2.1\n}\n",
+	  "x.conf:3: upstream: resolv.conf cannot be combined with "
+	  "addresses\n" },
+	{ "forward a { upstream resolv.conf resolv.conf }\n",
+	  "x.conf:1: upstream: duplicate resolv.conf\n" },
+	{ "forward a {\n  upstream 192.0.2.1\n",
+	  "x.conf:2: missing \"}\" for forward block opened at line 1\n" },
+	{ "max-ttl 1h\n}\n",
+	  "x.conf:2: unexpected \"}\"\n" },
+	{ "{ max-ttl 1h }\n",
+	  "x.conf:1: unexpected \"{\"\n" },
+	{ "max-ttl 1h {\n  max-ttl 2h\n}\n",
+	  "x.conf:1: unexpected \"{\"\n" },
+	/* An unknown block is one error, not one per line inside it. */
+	{ "server {\n  port 53\n}\nmax-ttl 1h\n",
+	  "x.conf:1: unknown directive \"server\"\n" },
+	{ "cache-size \"64m\nmax-ttl 1h\n",
+	  "x.conf:1: unterminated string\n" },
+	{ "min-ttl 1h\nmax-ttl 30m\n",
+	  "x.conf:2: min-ttl 1h is greater than max-ttl 30m\n" },
+	{ "max-ttl 30m\nmin-ttl 1h\n",
+	  "x.conf:2: min-ttl 1h is greater than max-ttl 30m\n" },
+	{ "query-timeout 1s\nupstream-timeout 2s 3s\n",
+	  "x.conf:2: upstream-timeout minimum 2s is greater than "
+	  "query-timeout 1s\n" },
+	{ "upstream-timeout 5s 10s\n",
+	  "x.conf:1: upstream-timeout minimum 5s is greater than "
+	  "query-timeout 4s\n" },
+	{ "include\n",
+	  "x.conf:1: include: missing pattern\n" },
+	{ "include a.conf b.conf\n",
+	  "x.conf:1: include: unexpected \"b.conf\"\n" },
+	{ "include missing.conf\n",
+	  "x.conf:1: include: cannot open \"missing.conf\": No such file or "
+	  "directory\n" },
+	{ "include .\n",
+	  "x.conf:1: include: cannot open \".\": Is a directory\n" },
+	/* Three errors: three lines, reading goes on after each. */
+	{ "cahce-size 1m\ncache-size 12q\nmax-ttl 0s\nmin-ttl 1m\n",
+	  "x.conf:1: unknown directive \"cahce-size\"\n"
+	  "x.conf:2: cache-size: \"12q\" is not a size (digits with optional "
+	  "k, m or g)\n"
+	  "x.conf:3: max-ttl: 0s is out of range (1s to 2147483647s)\n" },
+};
+
+START_TEST(test_errors)
+{
+	load_fails(error_cases[_i].conf, error_cases[_i].errs);
+}
+END_TEST
+
+START_TEST(test_cannot_open_top)
+{
+	struct config conf;
+	char *errs;
+
+	ck_assert_int_eq(load_file("nope.conf", &conf, &errs), -1);
+	ck_assert_str_eq(errs, "nope.conf: cannot open: No such file or "
+	    "directory\n");
+	free(errs);
+}
+END_TEST
+
+START_TEST(test_include_glob)
+{
+	struct config conf;
+
+	testutil_mkdir(NULL, "conf.d");
+	testutil_write("conf.d", "b.conf", "listen 127.0.0.1:1002\n");
+	testutil_write("conf.d", "a.conf", "listen 127.0.0.1:1001\n");
+	testutil_write("conf.d", "c.txt", "listen 127.0.0.1:1003\n");
+	load_ok("listen 127.0.0.1:1000\n"
+	    "include conf.d/*.conf\n"
+	    "include nothing.d/*.conf\n"
+	    "forward . { upstream 192.0.2.1 }\n", &conf);
+	/* Matches are read in sorted order, at the include. */
+	ck_assert_uint_eq(conf.n_listen, 3);
+	assert_addr(&conf.listen[0], "127.0.0.1:1000");
+	assert_addr(&conf.listen[1], "127.0.0.1:1001");
+	assert_addr(&conf.listen[2], "127.0.0.1:1002");
+	config_free(&conf);
+}
+END_TEST
+
+/* An include is relative to the including file, not the working directory. */
+START_TEST(test_include_relative)
+{
+	struct config conf;
+	char *errs;
+
+	testutil_mkdir(NULL, "etc");
+	testutil_mkdir("etc", "sub");
+	testutil_write(NULL, "inc.conf", "max-ttl 1h\n");
+	testutil_write("etc", "inc.conf",
+	    "max-ttl 2h\ninclude sub/deep.conf\n");
+	testutil_write("etc/sub", "deep.conf", "min-ttl 1m\n");
+	testutil_write("etc", "main.conf",
+	    "include inc.conf\nforward . { upstream 192.0.2.1 }\n");
+	ck_assert_int_eq(load_file("etc/main.conf", &conf, &errs), 0);
+	ck_assert_str_eq(errs, "");
+	free(errs);
+	ck_assert_uint_eq(conf.max_ttl, 7200);
+	ck_assert_uint_eq(conf.min_ttl, 60);
+	config_free(&conf);
+
+	/* Messages name the included file and its own lines. */
+	testutil_write("etc/sub", "deep.conf", "\nmax-ttl 3h\ncahce 1\n");
+	ck_assert_int_eq(load_file("etc/main.conf", &conf, &errs), -1);
+	ck_assert_str_eq(errs,
+	    "etc/sub/deep.conf:2: duplicate directive \"max-ttl\" (first at "
+	    "etc/inc.conf:1)\n"
+	    "etc/sub/deep.conf:3: unknown directive \"cahce\"\n");
+	free(errs);
+}
+END_TEST
+
+START_TEST(test_include_missing)
+{
+	struct config conf;
+	char *errs;
+
+	testutil_mkdir(NULL, "etc");
+	testutil_write("etc", "main.conf", "max-ttl 1h\n\ninclude gone.conf\n");
+	ck_assert_int_eq(load_file("etc/main.conf", &conf, &errs), -1);
+	ck_assert_str_eq(errs, "etc/main.conf:3: include: cannot open "
+	    "\"etc/gone.conf\": No such file or directory\n");
+	free(errs);
+}
+END_TEST
+
+START_TEST(test_include_loop)
+{
+	load_fails("include x.conf\n",
+	    "x.conf:1: include: nested more than 16 levels deep (an include "
+	    "loop?)\n");
+	/* x.conf at depth 16 is where the loop is caught. */
+	testutil_write(NULL, "a.conf", "include x.conf\n");
+	load_fails("\ninclude a.conf\n",
+	    "x.conf:2: include: nested more than 16 levels deep (an include "
+	    "loop?)\n");
+}
+END_TEST
+
+/* Sixteen levels below the top file are allowed. */
+START_TEST(test_include_depth)
+{
+	struct config conf;
+	char name[32], text[64];
+	int i;
+
+	for (i = 1; i <= 16; i++) {
+		snprintf(name, sizeof(name), "%d.conf", i);
+		if (i < 16)
+			snprintf(text, sizeof(text), "include %d.conf\n",
+			    i + 1);
+		else
+			snprintf(text, sizeof(text), "max-inflight 16\n");
+		testutil_write(NULL, name, text);
+	}
+	load_ok("include 1.conf\nforward . { upstream 192.0.2.1 }\n", &conf);
+	ck_assert_uint_eq(conf.max_inflight, 16);
+	config_free(&conf);
+	testutil_write(NULL, "16.conf", "include 17.conf\n");
+	testutil_write(NULL, "17.conf", "max-inflight 17\n");
+	load_fails("include 1.conf\nforward . { upstream 192.0.2.1 }\n",
+	    "16.conf:1: include: nested more than 16 levels deep (an include "
+	    "loop?)\n");
+}
+END_TEST
+
+/* The loop guard: our own listen address is not an upstream. */
+START_TEST(test_resolv_conf_self)
+{
+	struct config conf;
+	const struct config_forward *fw;
+
+	testutil_write(NULL, "resolv.conf",
+	    "# generated\n"
+	    "search example.com\n"
+	    "nameserver 127.0.0.1\n"
+	    "nameserver 127.0.0.2\n"
+	    "; another comment\n"
+	    "options edns0\n");
+	load_ok("listen 127.0.0.1:53\nresolv-conf resolv.conf\n", &conf);
+	fw = find_forward(&conf, ".");
+	ck_assert_uint_eq(fw->n_upstreams, 1);
+	assert_addr(&fw->upstreams[0], "127.0.0.2:53");
+	config_free(&conf);
+}
+END_TEST
+
+START_TEST(test_resolv_conf_no_usable)
+{
+	testutil_write(NULL, "resolv.conf",
+	    "nameserver 127.0.0.1\nnameserver ::1\n");
+	/* The implicit forward has no line: the message has none either. */
+	load_fails("resolv-conf resolv.conf\n",
+	    "x.conf: forward \".\": no usable nameserver in resolv.conf (all "
+	    "are our own listen addresses)\n");
+	load_fails("resolv-conf resolv.conf\n\nforward . {\n"
+	    "\tupstream resolv.conf\n}\n",
+	    "x.conf:3: forward \".\": no usable nameserver in resolv.conf (all "
+	    "are our own listen addresses)\n");
+	/* No nameserver line means 127.0.0.1 (resolv.conf(5)): us again. */
+	testutil_write(NULL, "resolv.conf", "search example.com\n");
+	load_fails("resolv-conf resolv.conf\n",
+	    "x.conf: forward \".\": no usable nameserver in resolv.conf (all "
+	    "are our own listen addresses)\n");
+}
+END_TEST
+
+START_TEST(test_resolv_conf_missing)
+{
+	load_fails("resolv-conf nope.conf\n"
+	    "forward a { upstream resolv.conf }\n",
+	    "x.conf:2: forward \"a.\": cannot read nope.conf: No such file or "
+	    "directory\n"
+	    "x.conf: forward \".\": cannot read nope.conf: No such file or "
+	    "directory\n");
+}
+END_TEST
+
+/* A non-loopback IPv4 address of a local interface, if there is one. */
+static int
+local_ipv4(char *buf, size_t len)
+{
+	struct ifaddrs *ifa, *i;
+	struct sockaddr_in *sin;
+	int found = 0;
+
+	ck_assert_int_eq(getifaddrs(&ifa), 0);
+	for (i = ifa; i != NULL && !found; i = i->ifa_next) {
+		if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
+			continue;
+		sin = (struct sockaddr_in *)(void *)i->ifa_addr;
+		if ((ntohl(sin->sin_addr.s_addr) >> 24) == 127)
+			continue;
+		inet_ntop(AF_INET, &sin->sin_addr, buf, (socklen_t)len);
+		found = 1;
+	}
+	freeifaddrs(ifa);
+	return found;
+}
+
+/* Listening on 0.0.0.0:53 also catches loopback and local addresses. */
+START_TEST(test_resolv_conf_wildcard)
+{
+	struct config conf;
+	const struct config_forward *fw;
+	char local[INET_ADDRSTRLEN], text[256];
+	int have_local = local_ipv4(local, sizeof(local));
+
+	snprintf(text, sizeof(text),
+	    "nameserver 127.0.0.53\n"
+	    "nameserver %s\n"
+	    "nameserver 192.0.2.1\n"
+	    "nameserver 192.0.2.1\n"
+	    "nameserver ::1\n"
+	    "nameserver fe80::1%%lo\n"
+	    "nameserver not-an-address\n", have_local ? local : "127.0.0.1");
+	testutil_write(NULL, "resolv.conf", text);
+	load_ok("listen 0.0.0.0:53\nresolv-conf resolv.conf\n", &conf);
+	fw = find_forward(&conf, ".");
+	/* ::1 stays: we listen on IPv4 only. */
+	ck_assert_uint_eq(fw->n_upstreams, 3);
+	assert_addr(&fw->upstreams[0], "192.0.2.1:53");
+	assert_addr(&fw->upstreams[1], "[::1]:53");
+	assert_addr(&fw->upstreams[2], "[fe80::1%lo]:53");
+	config_free(&conf);
+
+	/* A wildcard on another port is not where resolv.conf points. */
+	load_ok("listen 0.0.0.0:5353\nresolv-conf resolv.conf\n", &conf);
+	fw = find_forward(&conf, ".");
+	ck_assert_uint_eq(fw->n_upstreams, 5);
+	assert_addr(&fw->upstreams[0], "127.0.0.53:53");
+	config_free(&conf);
+}
+END_TEST
+
+START_TEST(test_resolvconf_read)
+{
+	struct addr self, *out;
+	const char *errstr;
+	size_t n;
+
+	ck_assert_int_eq(resolvconf_read("nope", NULL, 0, &out, &n), -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_ptr_null(out);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_int_eq(resolvconf_read(".", NULL, 0, &out, &n), -1);
+	ck_assert_int_eq(errno, EISDIR);
+
+	testutil_write(NULL, "r.conf", "nameserver 192.0.2.1 # comment\n"
+	    "  nameserver\t2001:db8::53\n#nameserver 192.0.2.9\n"
+	    "nameserver\n");
+	ck_assert_int_eq(resolvconf_read("r.conf", NULL, 0, &out, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	assert_addr(&out[0], "192.0.2.1:53");
+	assert_addr(&out[1], "[2001:db8::53]:53");
+	free(out);
+
+	ck_assert_int_eq(addr_parse("[2001:db8::53]:53", 53, &self, &errstr),
+	    0);
+	ck_assert_int_eq(resolvconf_read("r.conf", &self, 1, &out, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	assert_addr(&out[0], "192.0.2.1:53");
+	free(out);
+}
+END_TEST
+
+/* The canonical form, every value explicit, in the largest exact unit. */
+START_TEST(test_print_canonical)
+{
+	struct config conf;
+	struct testutil_capture c;
+
+	testutil_write(NULL, "resolv.conf", "nameserver 192.0.2.1\n"
+	    "nameserver 192.0.2.2\n");
+	load_ok("forward Consul { upstream 127.0.0.1:8600 }\n"
+	    "upstream-timeout 1500ms\n"
+	    "min-ttl 120\n"
+	    "max-ttl 86400s\n"
+	    "cache-size 1536k\n"
+	    "resolv-conf resolv.conf\n"
+	    "listen [::1]:5300\n", &conf);
+	testutil_capture_start(&c);
+	config_print(&conf, c.fp);
+	ck_assert_str_eq(testutil_capture_end(&c),
+	    "resolv-conf resolv.conf\n"
+	    "cache-size 1536k\n"
+	    "max-ttl 1d\n"
+	    "min-ttl 2m\n"
+	    "max-negative-ttl 1h\n"
+	    "failure-ttl 5s\n"
+	    "edns-buffer-size 1232\n"
+	    "upstream-timeout 1500ms\n"
+	    "query-timeout 4s\n"
+	    "tcp-clients 256\n"
+	    "tcp-idle-timeout 10s\n"
+	    "max-inflight 1024\n"
+	    "randomize-case yes\n"
+	    "listen [::1]:5300\n"
+	    "\n"
+	    "forward consul. {\n"
+	    "\tupstream 127.0.0.1:8600\n"
+	    "\tpolicy order\n"
+	    "}\n"
+	    "\n"
+	    "forward . {\n"
+	    "\tupstream resolv.conf\n"
+	    "\t# from resolv.conf: 192.0.2.1:53 192.0.2.2:53\n"
+	    "\tpolicy order\n"
+	    "}\n");
+	testutil_capture_free(&c);
+	config_free(&conf);
+}
+END_TEST
+
+/* Printed, read back, printed again: the same config and the same text. */
+START_TEST(test_print_round_trip)
+{
+	struct config a, b;
+	struct testutil_capture c1, c2;
+	char *errs;
+
+	testutil_write(NULL, "resolv conf", "nameserver 192.0.2.1\n"
+	    "nameserver fe80::1%lo\n");
+	load_ok("listen 127.0.0.1:5300 [::1]:5300 0.0.0.0:5353\n"
+	    "resolv-conf \"resolv conf\"\n"
+	    "cache-size 1g\n"
+	    "max-ttl 2147483647\n"
+	    "min-ttl 0\n"
+	    "max-negative-ttl 0\n"
+	    "failure-ttl 300\n"
+	    "edns-buffer-size 4096\n"
+	    "upstream-timeout 10ms 60s\n"
+	    "query-timeout 100ms\n"
+	    "tcp-clients 1\n"
+	    "tcp-idle-timeout 3599999ms\n"
+	    "max-inflight 1000000\n"
+	    "randomize-case no\n"
+	    "forward corp.example { upstream 10.0.0.53 10.0.1.53:5353 "
+	    "policy random }\n"
+	    "forward 10.in-addr.arpa { upstream [2001:db8::1]:53 }\n"
+	    "forward Lab.Corp.Example. { upstream resolv.conf }\n", &a);
+	testutil_capture_start(&c1);
+	config_print(&a, c1.fp);
+	testutil_write(NULL, "printed.conf", testutil_capture_end(&c1));
+	ck_assert_int_eq(load_file("printed.conf", &b, &errs), 0);
+	ck_assert_str_eq(errs, "");
+	free(errs);
+	assert_config_equal(&a, &b);
+	testutil_capture_start(&c2);
+	config_print(&b, c2.fp);
+	ck_assert_str_eq(testutil_capture_end(&c2), c1.text);
+	testutil_capture_free(&c1);
+	testutil_capture_free(&c2);
+	config_free(&a);
+	config_free(&b);
+
+	/* The defaults round-trip too. */
+	testutil_write(NULL, "resolv.conf", "nameserver 192.0.2.1\n");
+	load_ok("resolv-conf resolv.conf\n", &a);
+	testutil_capture_start(&c1);
+	config_print(&a, c1.fp);
+	testutil_write(NULL, "printed.conf", testutil_capture_end(&c1));
+	testutil_capture_free(&c1);
+	ck_assert_int_eq(load_file("printed.conf", &b, &errs), 0);
+	free(errs);
+	assert_config_equal(&a, &b);
+	config_free(&a);
+	config_free(&b);
+}
+END_TEST
+
+/* Quoting: #, ; and braces are literal inside double quotes. */
+START_TEST(test_quoted_strings)
+{
+	struct config conf;
+
+	testutil_write(NULL, "a#b;{c}\"d\\", "nameserver 192.0.2.1\n");
+	load_ok("resolv-conf \"a#b;{c}\\\"d\\\\\" # a comment\n", &conf);
+	ck_assert_str_eq(conf.resolv_conf, "a#b;{c}\"d\\");
+	ck_assert_uint_eq(conf.forwards[0].n_upstreams, 1);
+	config_free(&conf);
+}
+END_TEST
+
+static Suite *
+config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("config");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_empty_file);
+	tcase_add_test(tc, test_every_directive);
+	tcase_add_test(tc, test_range_ends);
+	tcase_add_test(tc, test_forward_one_line);
+	tcase_add_test(tc, test_forward_multi_line);
+	tcase_add_loop_test(tc, test_errors, 0,
+	    (int)(sizeof(error_cases) / sizeof(error_cases[0])));
+	tcase_add_test(tc, test_cannot_open_top);
+	tcase_add_test(tc, test_include_glob);
+	tcase_add_test(tc, test_include_relative);
+	tcase_add_test(tc, test_include_missing);
+	tcase_add_test(tc, test_include_loop);
+	tcase_add_test(tc, test_include_depth);
+	tcase_add_test(tc, test_resolv_conf_self);
+	tcase_add_test(tc, test_resolv_conf_no_usable);
+	tcase_add_test(tc, test_resolv_conf_missing);
+	tcase_add_test(tc, test_resolv_conf_wildcard);
+	tcase_add_test(tc, test_resolvconf_read);
+	tcase_add_test(tc, test_print_canonical);
+	tcase_add_test(tc, test_print_round_trip);
+	tcase_add_test(tc, test_quoted_strings);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return check_main_run(config_suite());
+}
