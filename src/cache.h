@@ -1,0 +1,135 @@
+/*
+ * cache.h: DNS cache semantics: the key, positive / NXDOMAIN / NODATA /
+ * failure entries, and the TTL arithmetic of RFC 1035, RFC 2181 §8,
+ * RFC 2308 §5, RFC 9520 and RFC 8767. Storage and locking are lruhash's.
+ * Every time argument is monotonic milliseconds (clock_now_ms).
+ */
+#ifndef DNSDAMPER_CACHE_H
+#define DNSDAMPER_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lruhash.h"
+#include "msg.h"
+
+/* qname (folded) + qtype + qclass + one octet of DO and CD bits. */
+#define CACHE_KEY_MAX	(MSG_NAME_MAX + 5)
+
+struct cache_key {
+	uint8_t		data[CACHE_KEY_MAX];
+	size_t		len;
+	uint64_t	hash;
+};
+
+enum cache_kind {
+	CACHE_POSITIVE,		/* an answer, possibly through CNAMEs */
+	CACHE_NXDOMAIN,		/* RFC 2308 §5 */
+	CACHE_NODATA,		/* RFC 2308 §5 */
+	CACHE_FAILURE,		/* RFC 9520: all upstreams failed */
+	CACHE_UNCACHEABLE	/* an answer to pass on but never store */
+};
+
+/* The configured TTL bounds, all in seconds. */
+struct cache_limits {
+	uint32_t	min_ttl;
+	uint32_t	max_ttl;
+	uint32_t	max_negative_ttl;
+	uint32_t	failure_ttl;
+};
+
+struct cache;
+struct cache_entry;
+
+/*
+ * cache_new: an empty cache holding at most size_bytes (entries are
+ * charged their wire length plus bookkeeping), with the given limits
+ * (copied). Returns NULL if out of memory.
+ */
+struct cache *cache_new(uint64_t size_bytes, const struct cache_limits *lim);
+
+/* cache_free: free the cache and every entry. NULL is allowed. */
+void	cache_free(struct cache *c);
+
+/* cache_set_limits: use new TTL bounds for entries stored from now on. */
+void	cache_set_limits(struct cache *c, const struct cache_limits *lim);
+
+/*
+ * cache_key_make: the key of question q asked with the given DO and CD
+ * bits: the qname folded to lower case (RFC 4343), qtype, qclass, bits.
+ */
+void	cache_key_make(const struct cache *c, const struct msg_question *q,
+	    int do_bit, int cd_bit, struct cache_key *key);
+
+/*
+ * cache_entry_new: an entry built from upstream response r (borrowed)
+ * received at now: the message without its OPT, each RR's TTL clamped to
+ * [min-ttl, max-ttl] (RFC 2181 §8), for NXDOMAIN and NODATA the SOA's TTL
+ * set to min(SOA TTL, SOA MINIMUM) and every TTL capped by
+ * max-negative-ttl (RFC 2308 §5); its lifetime is the smallest of its TTLs.
+ * An answer with a zero TTL, a negative answer without SOA, and any rcode
+ * other than NOERROR and NXDOMAIN give a CACHE_UNCACHEABLE entry, usable
+ * for answering but refused by cache_insert. r must be classified ANSWER,
+ * NXDOMAIN, NODATA or OTHER. Returns NULL if out of memory or malformed.
+ * The caller owns the entry until cache_insert.
+ */
+struct cache_entry *cache_entry_new(const struct cache *c,
+	    const struct msg_response *r, uint64_t now);
+
+/* cache_entry_kind: what e holds. */
+enum cache_kind cache_entry_kind(const struct cache_entry *e);
+
+/*
+ * cache_entry_answer: write e's answer to q into out (capacity cap) as of
+ * now: TTLs decremented by the whole seconds since it was stored, floored
+ * at 0; see msg_write_answer for flags, OPT and truncation. Returns the
+ * length written.
+ */
+size_t	cache_entry_answer(const struct cache_entry *e,
+	    const struct msg_query *q, const struct msg_reply_opts *opts,
+	    uint64_t now, uint8_t *out, size_t cap);
+
+/* cache_entry_free: free an entry the caller still owns. */
+void	cache_entry_free(struct cache_entry *e);
+
+/*
+ * cache_insert: store e under key, taking ownership in every case.
+ * CACHE_UNCACHEABLE entries are freed, not stored. Returns 0 if stored,
+ * -1 if not.
+ */
+int	cache_insert(struct cache *c, const struct cache_key *key,
+	    struct cache_entry *e);
+
+/*
+ * cache_insert_failure: remember at now that resolving key failed, for
+ * failure-ttl seconds (RFC 9520 §3.2), unless a servable entry is already
+ * stored under key: a failure never replaces an answer.
+ */
+void	cache_insert_failure(struct cache *c, const struct cache_key *key,
+	    uint64_t now);
+
+enum cache_state {
+	CACHE_ABSENT,		/* nothing usable: resolve it */
+	CACHE_FRESH,		/* answered from a live entry */
+	CACHE_FAILED		/* a recent failure: answer SERVFAIL */
+};
+
+struct cache_result {
+	enum cache_state	state;
+	enum cache_kind		kind;	/* of the entry found */
+	size_t			len;	/* answer written to out, if FRESH */
+};
+
+/*
+ * cache_lookup: look key up at now; if a live entry is found, write its
+ * answer to q into out (capacity cap, see cache_entry_answer). Expired
+ * entries are removed. Fills *res.
+ */
+void	cache_lookup(struct cache *c, const struct cache_key *key,
+	    const struct msg_query *q, const struct msg_reply_opts *opts,
+	    uint64_t now, uint8_t *out, size_t cap, struct cache_result *res);
+
+/* cache_stats: entries, charged bytes and evictions so far. */
+void	cache_stats(struct cache *c, struct lruhash_stats *out);
+
+#endif

@@ -1,0 +1,624 @@
+/* msg.c: bounds-checked DNS wire parsing and answer writing (RFC 1035 §4). */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msg.h"
+
+#define EDE_OPTION_CODE	15	/* RFC 8914 §2 */
+#define EDE_OPTION_LEN	6	/* code, length, info-code; no text */
+
+static uint16_t
+rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t
+rd32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+static void
+wr16(uint8_t *p, uint16_t v)
+{
+	p[0] = v >> 8;
+	p[1] = v & 0xff;
+}
+
+static void
+wr32(uint8_t *p, uint32_t v)
+{
+	p[0] = v >> 24;
+	p[1] = (v >> 16) & 0xff;
+	p[2] = (v >> 8) & 0xff;
+	p[3] = v & 0xff;
+}
+
+/*
+ * Parse the question at off: an uncompressed name (no earlier name exists
+ * for a pointer to refer to), qtype and qclass. Returns the offset after
+ * it, or -1.
+ */
+static long
+read_question(const uint8_t *pkt, size_t len, size_t off,
+    struct msg_question *q)
+{
+	size_t n = 0;
+	uint8_t c;
+
+	for (;;) {
+		if (off >= len)
+			return -1;
+		c = pkt[off];
+		if (c > MSG_LABEL_MAX || n + c + 1 > MSG_NAME_MAX ||
+		    off + c + 1 > len)
+			return -1;
+		memcpy(q->qname + n, pkt + off, c + 1);
+		n += c + 1;
+		off += c + 1;
+		if (c == 0)
+			break;
+	}
+	if (off + 4 > len)
+		return -1;
+	q->qname_len = (uint8_t)n;
+	q->qtype = rd16(pkt + off);
+	q->qclass = rd16(pkt + off + 2);
+	return (long)(off + 4);
+}
+
+long
+msg_name_skip(const uint8_t *pkt, size_t len, size_t off)
+{
+	size_t n = 0;
+	uint8_t c;
+
+	for (;;) {
+		if (off >= len)
+			return -1;
+		c = pkt[off];
+		if ((c & 0xc0) == 0xc0)
+			return off + 2 <= len ? (long)(off + 2) : -1;
+		if (c & 0xc0)
+			return -1;	/* 0x40 and 0x80: obsolete label types */
+		n += c + 1;
+		if (n > MSG_NAME_MAX)
+			return -1;
+		off += c + 1;
+		if (c == 0)
+			return off <= len ? (long)off : -1;
+	}
+}
+
+int
+msg_name_unpack(const uint8_t *pkt, size_t len, size_t off, uint8_t *out)
+{
+	size_t n = 0, lowest = off, target;
+	uint8_t c;
+
+	for (;;) {
+		if (off >= len)
+			return -1;
+		c = pkt[off];
+		if ((c & 0xc0) == 0xc0) {
+			if (off + 1 >= len)
+				return -1;
+			target = (size_t)(c & 0x3f) << 8 | pkt[off + 1];
+			/* Each jump lands strictly lower: no loop possible. */
+			if (target >= lowest)
+				return -1;
+			lowest = off = target;
+			continue;
+		}
+		if (c & 0xc0 || n + c + 1 > MSG_NAME_MAX || off + c + 1 > len)
+			return -1;
+		memcpy(out + n, pkt + off, c + 1);
+		n += c + 1;
+		if (c == 0)
+			return (int)n;
+		off += c + 1;
+	}
+}
+
+static uint8_t
+ascii_lower(uint8_t c)
+{
+	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+int
+msg_name_equal(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
+{
+	size_t i;
+
+	if (alen != blen)
+		return 0;
+	/* Length octets are below 64 and never letters, so fold them too. */
+	for (i = 0; i < alen; i++)
+		if (ascii_lower(a[i]) != ascii_lower(b[i]))
+			return 0;
+	return 1;
+}
+
+void
+msg_name_fold(uint8_t *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		name[i] = ascii_lower(name[i]);
+}
+
+void
+msg_name_randomize_case(uint8_t *name, size_t len)
+{
+	uint32_t bits = 0;
+	size_t i, used = 32;
+	uint8_t lower;
+
+	for (i = 0; i < len; i++) {
+		lower = ascii_lower(name[i]);
+		if (lower < 'a' || lower > 'z')
+			continue;
+		if (used == 32) {
+			bits = arc4random();
+			used = 0;
+		}
+		name[i] = (bits >> used++) & 1 ? lower - ('a' - 'A') : lower;
+	}
+}
+
+char *
+msg_name_to_str(const uint8_t *name, size_t namelen, char *buf, size_t len)
+{
+	size_t i = 0, o = 0, end;
+	uint8_t c;
+
+	buf[0] = '\0';
+	if (namelen == 0 || name[0] == 0)
+		return snprintf(buf, len, "."), buf;
+	while (i < namelen && name[i] != 0) {
+		end = i + 1 + name[i];
+		for (i++; i < end && i < namelen; i++) {
+			c = name[i];
+			if (o + 5 >= len)
+				return buf;
+			if (c == '.' || c == '\\')
+				o += snprintf(buf + o, len - o, "\\%c", c);
+			else if (c <= 0x20 || c >= 0x7f)
+				o += snprintf(buf + o, len - o, "\\%03u", c);
+			else
+				buf[o++] = (char)c;
+		}
+		if (o + 2 >= len)
+			return buf;
+		buf[o++] = '.';
+		buf[o] = '\0';
+	}
+	return buf;
+}
+
+/* One RR header at off: owner, type, class, TTL, rdata bounds. */
+static long
+read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
+{
+	long p;
+	size_t rd;
+
+	if ((p = msg_name_skip(pkt, len, off)) == -1 || (size_t)p + 10 > len)
+		return -1;
+	rr->offset = (uint16_t)off;
+	rr->type = rd16(pkt + p);
+	rr->rclass = rd16(pkt + p + 2);
+	rr->ttl_offset = (uint16_t)(p + 4);
+	rr->ttl = rd32(pkt + p + 4);
+	/* RFC 2181 §8: a TTL with the top bit set is treated as zero. */
+	if (rr->ttl & 0x80000000U)
+		rr->ttl = 0;
+	rr->rdlength = rd16(pkt + p + 8);
+	rd = (size_t)p + 10;
+	if (rd + rr->rdlength > len)
+		return -1;
+	rr->rdata_offset = (uint16_t)rd;
+	rr->end = (uint16_t)(rd + rr->rdlength);
+	return (long)rr->end;
+}
+
+/* Read an OPT RR (RFC 6891 §6.1.2) into *e; -1 if its owner is not root. */
+static int
+read_opt(const uint8_t *pkt, const struct msg_rr *rr, struct msg_edns *e)
+{
+	if (pkt[rr->offset] != 0)
+		return -1;
+	e->present = 1;
+	e->udp_size = rr->rclass;
+	e->ext_rcode = (uint8_t)(rr->ttl >> 24);
+	e->version = (uint8_t)(rr->ttl >> 16);
+	e->do_bit = (rr->ttl & MSG_EDNS_DO) != 0;
+	return 0;
+}
+
+enum msg_parse_result
+msg_parse_query(const uint8_t *pkt, size_t len, struct msg_query *q)
+{
+	struct msg_rr rr;
+	long off;
+	uint16_t qdcount, arcount, i;
+	int qparsed;
+
+	q->q.qname_len = 0;
+	q->edns.present = 0;
+	q->edns.do_bit = 0;
+	q->edns.udp_size = 0;
+	q->edns.version = 0;
+	if (len < MSG_HEADER_LEN)
+		return MSG_PARSE_DROP;
+	q->id = rd16(pkt);
+	q->flags = rd16(pkt + 2);
+	/* Never answer a response: that is how reflection loops start. */
+	if (q->flags & MSG_FLAG_QR)
+		return MSG_PARSE_DROP;
+	qdcount = rd16(pkt + 4);
+	arcount = rd16(pkt + 10);
+	off = qdcount == 1 ? read_question(pkt, len, MSG_HEADER_LEN, &q->q) :
+	    -1;
+	qparsed = off != -1;
+	if (!qparsed)
+		q->q.qname_len = 0;
+	if (MSG_OPCODE(q->flags) != MSG_OPCODE_QUERY)
+		return MSG_PARSE_NOTIMP;
+	if (!qparsed || rd16(pkt + 6) != 0 || rd16(pkt + 8) != 0)
+		return MSG_PARSE_FORMERR;
+	for (i = 0; i < arcount; i++) {
+		if ((off = read_rr(pkt, len, (size_t)off, &rr)) == -1)
+			return MSG_PARSE_FORMERR;
+		if (rr.type != MSG_TYPE_OPT)
+			continue;
+		/* RFC 6891 §6.1.1: more than one OPT is FORMERR. */
+		if (q->edns.present || read_opt(pkt, &rr, &q->edns) == -1)
+			return MSG_PARSE_FORMERR;
+	}
+	if (q->edns.present && q->edns.version != 0)
+		return MSG_PARSE_BADVERS;
+	return MSG_PARSE_OK;
+}
+
+/* The authority SOA of r, or -1. */
+static long
+find_soa(const struct msg_response *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_rrs; i++)
+		if (r->rrs[i].section == MSG_SECTION_AUTHORITY &&
+		    r->rrs[i].type == MSG_TYPE_SOA)
+			return (long)i;
+	return -1;
+}
+
+static int
+has_authority_ns(const struct msg_response *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->n_rrs; i++)
+		if (r->rrs[i].section == MSG_SECTION_AUTHORITY &&
+		    r->rrs[i].type == MSG_TYPE_NS)
+			return 1;
+	return 0;
+}
+
+/*
+ * Follow the CNAME chain from the qname through the answer section.
+ * Returns 1 if an RRset of qtype (or any type for ANY) is found at the end
+ * of the chain, else 0; sets r->has_cname if a CNAME was followed.
+ */
+static int
+follow_chain(struct msg_response *r)
+{
+	uint8_t sname[MSG_NAME_MAX], owner[MSG_NAME_MAX];
+	const struct msg_rr *rr;
+	size_t i, hops;
+	int slen, olen, moved;
+
+	memcpy(sname, r->q.qname, r->q.qname_len);
+	slen = r->q.qname_len;
+	/* Each hop consumes a CNAME, so there are at most as many hops. */
+	for (hops = 0; hops <= r->counts[MSG_SECTION_ANSWER]; hops++) {
+		moved = 0;
+		for (i = 0; i < r->n_rrs && !moved; i++) {
+			rr = &r->rrs[i];
+			if (rr->section != MSG_SECTION_ANSWER)
+				continue;
+			olen = msg_name_unpack(r->pkt, r->len, rr->offset,
+			    owner);
+			if (olen == -1 || !msg_name_equal(owner, (size_t)olen,
+			    sname, (size_t)slen))
+				continue;
+			if (rr->type == r->q.qtype ||
+			    r->q.qtype == MSG_TYPE_ANY)
+				return 1;
+			if (rr->type != MSG_TYPE_CNAME)
+				continue;
+			slen = msg_name_unpack(r->pkt, r->len,
+			    rr->rdata_offset, sname);
+			if (slen == -1)
+				return 0;
+			r->has_cname = moved = 1;
+		}
+		if (!moved)
+			return 0;
+	}
+	return 0;
+}
+
+/* RFC 2308 §2: decide what kind of answer r is. */
+static enum msg_class
+classify(struct msg_response *r)
+{
+	int answered;
+
+	switch (r->rcode) {
+	case MSG_RCODE_NOERROR:
+	case MSG_RCODE_NXDOMAIN:
+		break;
+	case MSG_RCODE_SERVFAIL:
+	case MSG_RCODE_REFUSED:
+	case MSG_RCODE_FORMERR:
+	case MSG_RCODE_NOTIMP:
+		return MSG_CLASS_FAILURE;
+	default:
+		return MSG_CLASS_OTHER;
+	}
+	answered = follow_chain(r);
+	r->soa_index = find_soa(r);
+	if (r->rcode == MSG_RCODE_NXDOMAIN)
+		return answered ? MSG_CLASS_OTHER : MSG_CLASS_NXDOMAIN;
+	if (answered)
+		return MSG_CLASS_ANSWER;
+	if (r->counts[MSG_SECTION_ANSWER] == 0 && r->soa_index == -1 &&
+	    has_authority_ns(r))
+		return MSG_CLASS_REFERRAL;
+	if (r->counts[MSG_SECTION_ANSWER] > 0 && !r->has_cname)
+		return MSG_CLASS_OTHER;	/* records, but not for our question */
+	return MSG_CLASS_NODATA;
+}
+
+int
+msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
+{
+	size_t total, i, sec_end[4];
+	long off;
+	int sec;
+
+	memset(r, 0, sizeof(*r));
+	r->opt_index = r->soa_index = -1;
+	if (len < MSG_HEADER_LEN || len > MSG_MAX_LEN)
+		return -1;
+	r->pkt = pkt;
+	r->len = len;
+	r->id = rd16(pkt);
+	r->flags = rd16(pkt + 2);
+	if (!(r->flags & MSG_FLAG_QR) || rd16(pkt + 4) != 1)
+		return -1;
+	if ((off = read_question(pkt, len, MSG_HEADER_LEN, &r->q)) == -1)
+		return -1;
+	r->question_end = (size_t)off;
+	r->counts[1] = rd16(pkt + 6);
+	r->counts[2] = rd16(pkt + 8);
+	r->counts[3] = rd16(pkt + 10);
+	total = r->counts[1] + r->counts[2] + r->counts[3];
+	/* The smallest RR is 11 octets; more cannot fit, so do not alloc. */
+	if (total > (len - r->question_end) / 11)
+		return -1;
+	if (total > 0 && (r->rrs = calloc(total, sizeof(*r->rrs))) == NULL)
+		return -1;
+	sec_end[1] = r->counts[1];
+	sec_end[2] = sec_end[1] + r->counts[2];
+	sec_end[3] = total;
+	for (i = 0, sec = 1; i < total; i++) {
+		while (i >= sec_end[sec])
+			sec++;
+		if ((off = read_rr(pkt, len, (size_t)off, &r->rrs[i])) == -1)
+			goto bad;
+		r->rrs[i].section = (uint8_t)sec;
+		if (r->rrs[i].type != MSG_TYPE_OPT)
+			continue;
+		if (sec != MSG_SECTION_ADDITIONAL || r->opt_index != -1 ||
+		    pkt[r->rrs[i].offset] != 0)
+			goto bad;
+		r->opt_index = (long)i;
+	}
+	r->n_rrs = total;
+	r->rcode = MSG_RCODE(r->flags);
+	if (r->opt_index != -1)
+		r->rcode |= (uint16_t)((r->rrs[r->opt_index].ttl >> 24) << 4);
+	r->class = classify(r);
+	return 0;
+bad:
+	free(r->rrs);
+	r->rrs = NULL;
+	return -1;
+}
+
+void
+msg_response_free(struct msg_response *r)
+{
+	free(r->rrs);
+	r->rrs = NULL;
+	r->n_rrs = 0;
+}
+
+long
+msg_soa_minimum(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
+{
+	size_t end = rr->end;
+	long off;
+
+	if (end > len)
+		return -1;
+	/* Names in rdata may point outside it; skipping never follows. */
+	if ((off = msg_name_skip(pkt, end, rr->rdata_offset)) == -1 ||
+	    (off = msg_name_skip(pkt, end, (size_t)off)) == -1 ||
+	    (size_t)off + 20 != end)
+		return -1;
+	return (long)rd32(pkt + off + 16);
+}
+
+static size_t
+opt_len(const struct msg_reply_opts *opts)
+{
+	return MSG_OPT_LEN + (opts->ede >= 0 ? EDE_OPTION_LEN : 0);
+}
+
+/* Append our OPT RR at out: payload size, extended rcode, DO, EDE. */
+static size_t
+write_opt(uint8_t *out, const struct msg_query *q, unsigned rcode,
+    const struct msg_reply_opts *opts)
+{
+	uint16_t rdlen = opts->ede >= 0 ? EDE_OPTION_LEN : 0;
+
+	out[0] = 0;
+	wr16(out + 1, MSG_TYPE_OPT);
+	wr16(out + 3, opts->edns_size);
+	/* RFC 3225 §3: the DO bit of the query is copied to the response. */
+	wr32(out + 5, (uint32_t)(rcode >> 4) << 24 |
+	    (q->edns.do_bit ? MSG_EDNS_DO : 0));
+	wr16(out + 9, rdlen);
+	if (rdlen > 0) {
+		wr16(out + 11, EDE_OPTION_CODE);
+		wr16(out + 13, 2);
+		wr16(out + 15, (uint16_t)opts->ede);
+	}
+	return MSG_OPT_LEN + rdlen;
+}
+
+/* Header flags of an answer to q: QR, RA, the client's RD and CD. */
+static uint16_t
+reply_flags(const struct msg_query *q, unsigned rcode)
+{
+	return MSG_FLAG_QR | MSG_FLAG_RA |
+	    (q->flags & (MSG_FLAG_RD | MSG_FLAG_CD)) | (rcode & 0xf);
+}
+
+static void
+write_counts(uint8_t *out, uint16_t qd, const uint16_t *counts)
+{
+	wr16(out + 4, qd);
+	wr16(out + 6, counts[1]);
+	wr16(out + 8, counts[2]);
+	wr16(out + 10, counts[3]);
+}
+
+static void
+age_ttls(uint8_t *out, size_t len, const struct msg_template *t,
+    const struct msg_ttl_rule *rule)
+{
+	uint32_t ttl;
+	size_t i;
+
+	for (i = 0; i < t->n_ttls && t->ttls[i].offset < len; i++) {
+		if (rule->fixed != 0)
+			ttl = rule->fixed;
+		else if (t->ttls[i].ttl > rule->elapsed)
+			ttl = t->ttls[i].ttl - rule->elapsed;
+		else
+			ttl = 0;
+		wr32(out + t->ttls[i].offset, ttl);
+	}
+}
+
+size_t
+msg_write_answer(const struct msg_template *t, const struct msg_query *q,
+    const struct msg_ttl_rule *rule, const struct msg_reply_opts *opts,
+    uint8_t *out, size_t cap)
+{
+	size_t len = t->len, olen = q->edns.present ? opt_len(opts) : 0;
+	size_t question_end = MSG_HEADER_LEN + q->q.qname_len + 4;
+	uint16_t counts[4], flags;
+
+	memcpy(counts, t->counts, sizeof(counts));
+	flags = reply_flags(q, t->rcode);
+	if (t->ad && (q->edns.do_bit || (q->flags & MSG_FLAG_AD)))
+		flags |= MSG_FLAG_AD;
+	if (len + olen > opts->limit || len + olen > cap) {
+		len = t->additional_offset;
+		counts[MSG_SECTION_ADDITIONAL] = 0;
+	}
+	if (len + olen > opts->limit || len + olen > cap) {
+		len = question_end;
+		memset(counts, 0, sizeof(counts));
+		flags |= MSG_FLAG_TC;
+	}
+	memcpy(out, t->wire, len);
+	wr16(out, q->id);
+	wr16(out + 2, flags);
+	memcpy(out + MSG_HEADER_LEN, q->q.qname, q->q.qname_len);
+	age_ttls(out, len, t, rule);
+	if (olen > 0) {
+		len += write_opt(out + len, q, t->rcode, opts);
+		counts[MSG_SECTION_ADDITIONAL]++;
+	}
+	write_counts(out, 1, counts);
+	return len;
+}
+
+size_t
+msg_write_error(const struct msg_query *q, unsigned rcode,
+    const struct msg_reply_opts *opts, uint8_t *out, size_t cap)
+{
+	uint16_t counts[4] = { 0, 0, 0, 0 };
+	size_t len = MSG_HEADER_LEN;
+	uint16_t qd = 0;
+
+	if (cap < MSG_HEADER_LEN + MSG_NAME_MAX + 4 + MSG_OPT_LEN +
+	    EDE_OPTION_LEN)
+		return 0;
+	wr16(out, q->id);
+	wr16(out + 2, reply_flags(q, rcode));
+	if (q->q.qname_len > 0) {
+		memcpy(out + len, q->q.qname, q->q.qname_len);
+		len += q->q.qname_len;
+		wr16(out + len, q->q.qtype);
+		wr16(out + len + 2, q->q.qclass);
+		len += 4;
+		qd = 1;
+	}
+	if (q->edns.present || rcode > 0xf) {
+		len += write_opt(out + len, q, rcode, opts);
+		counts[MSG_SECTION_ADDITIONAL] = 1;
+	}
+	write_counts(out, qd, counts);
+	return len;
+}
+
+size_t
+msg_write_query(const struct msg_query *q, uint16_t id,
+    const uint8_t *qname, uint16_t edns_size, uint8_t *out, size_t cap)
+{
+	size_t len = MSG_HEADER_LEN;
+	uint16_t counts[4] = { 0, 0, 0, 1 };
+
+	if (cap < MSG_HEADER_LEN + MSG_NAME_MAX + 4 + MSG_OPT_LEN)
+		return 0;
+	wr16(out, id);
+	/* RFC 6840 §5.7: AD=1 asks the upstream to report validation. */
+	wr16(out + 2, MSG_FLAG_RD | MSG_FLAG_AD | (q->flags & MSG_FLAG_CD));
+	write_counts(out, 1, counts);
+	memcpy(out + len, qname, q->q.qname_len);
+	len += q->q.qname_len;
+	wr16(out + len, q->q.qtype);
+	wr16(out + len + 2, q->q.qclass);
+	len += 4;
+	out[len] = 0;
+	wr16(out + len + 1, MSG_TYPE_OPT);
+	wr16(out + len + 3, edns_size);
+	wr32(out + len + 5, q->edns.do_bit ? MSG_EDNS_DO : 0);
+	wr16(out + len + 9, 0);
+	return len + MSG_OPT_LEN;
+}

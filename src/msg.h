@@ -1,0 +1,280 @@
+/*
+ * msg.h: hot-path DNS wire helpers (RFC 1035 §4): bounds-checked parsing
+ * of queries and responses, names, case folding and 0x20, answers with
+ * rewritten TTLs, EDNS0 OPT (RFC 6891), TC truncation, error replies.
+ * All multi-byte fields in structs here are in host byte order; buffers
+ * hold wire format. Nothing here allocates except msg_response_parse.
+ */
+#ifndef DNSDAMPER_MSG_H
+#define DNSDAMPER_MSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MSG_HEADER_LEN	12
+#define MSG_NAME_MAX	255	/* wire octets, RFC 1035 §3.1 */
+#define MSG_LABEL_MAX	63
+#define MSG_UDP_MIN	512	/* RFC 1035 §4.2.1 */
+#define MSG_MAX_LEN	65535	/* TCP length prefix limit, RFC 1035 §4.2.2 */
+#define MSG_OPT_LEN	11	/* OPT RR without options */
+
+/* Bits of the 16-bit flags word (second header field). */
+#define MSG_FLAG_QR	0x8000
+#define MSG_FLAG_AA	0x0400
+#define MSG_FLAG_TC	0x0200
+#define MSG_FLAG_RD	0x0100
+#define MSG_FLAG_RA	0x0080
+#define MSG_FLAG_AD	0x0020
+#define MSG_FLAG_CD	0x0010
+#define MSG_OPCODE(flags)	(((flags) >> 11) & 0xf)
+#define MSG_RCODE(flags)	((flags) & 0xf)
+
+#define MSG_OPCODE_QUERY	0
+
+#define MSG_RCODE_NOERROR	0
+#define MSG_RCODE_FORMERR	1
+#define MSG_RCODE_SERVFAIL	2
+#define MSG_RCODE_NXDOMAIN	3
+#define MSG_RCODE_NOTIMP	4
+#define MSG_RCODE_REFUSED	5
+#define MSG_RCODE_BADVERS	16	/* extended, RFC 6891 §6.1.3 */
+
+#define MSG_TYPE_A	1
+#define MSG_TYPE_NS	2
+#define MSG_TYPE_CNAME	5
+#define MSG_TYPE_SOA	6
+#define MSG_TYPE_TXT	16
+#define MSG_TYPE_AAAA	28
+#define MSG_TYPE_SRV	33
+#define MSG_TYPE_NAPTR	35
+#define MSG_TYPE_DNAME	39
+#define MSG_TYPE_OPT	41
+#define MSG_TYPE_RRSIG	46
+#define MSG_TYPE_IXFR	251
+#define MSG_TYPE_AXFR	252
+#define MSG_TYPE_ANY	255
+
+#define MSG_CLASS_IN	1
+
+#define MSG_EDNS_DO	0x8000	/* in the OPT TTL's low 16 bits */
+#define MSG_EDE_STALE	3	/* RFC 8914 §4.4 "Stale Answer" */
+
+enum msg_section {
+	MSG_SECTION_ANSWER = 1,
+	MSG_SECTION_AUTHORITY = 2,
+	MSG_SECTION_ADDITIONAL = 3
+};
+
+struct msg_question {
+	uint8_t		qname[MSG_NAME_MAX];	/* uncompressed wire, case kept */
+	uint8_t		qname_len;		/* octets incl. the root label */
+	uint16_t	qtype;
+	uint16_t	qclass;
+};
+
+struct msg_edns {
+	int		present;	/* an OPT RR was in the message */
+	uint16_t	udp_size;	/* advertised payload size, bytes */
+	uint8_t		version;
+	uint8_t		ext_rcode;	/* upper 8 bits of the 12-bit rcode */
+	int		do_bit;		/* DNSSEC OK, RFC 3225 */
+};
+
+/* A client's query as parsed by msg_parse_query. */
+struct msg_query {
+	uint16_t		id;
+	uint16_t		flags;
+	struct msg_question	q;
+	struct msg_edns		edns;
+};
+
+enum msg_parse_result {
+	MSG_PARSE_OK,
+	MSG_PARSE_DROP,		/* not answerable: short header or QR=1 */
+	MSG_PARSE_FORMERR,	/* header read; answer FORMERR */
+	MSG_PARSE_NOTIMP,	/* opcode other than QUERY */
+	MSG_PARSE_BADVERS	/* EDNS version > 0, RFC 6891 §6.1.3 */
+};
+
+/*
+ * msg_parse_query: parse a client query of len octets at pkt into *q.
+ * Accepts exactly one question without compression, no answer or
+ * authority records, and at most one OPT (root owner) among the
+ * additional records. Returns MSG_PARSE_OK, or the reason it is not; for
+ * every result but DROP, q->id and q->flags are set, and q->q is set when
+ * the question itself parsed (q->q.qname_len > 0).
+ */
+enum msg_parse_result msg_parse_query(const uint8_t *pkt, size_t len,
+	    struct msg_query *q);
+
+/*
+ * msg_name_skip: the offset just past the (possibly compressed) name at
+ * off in pkt[0..len), or -1 if it runs past the end or has a bad label
+ * type. Does not follow pointers, so it cannot loop.
+ */
+long	msg_name_skip(const uint8_t *pkt, size_t len, size_t off);
+
+/*
+ * msg_name_unpack: decompress the name at off into out (MSG_NAME_MAX
+ * octets), following only pointers that point strictly backwards (RFC 1035
+ * §4.1.4 "prior occurrence"), so a loop is impossible. Returns the
+ * uncompressed length, or -1 if the name is malformed or too long.
+ */
+int	msg_name_unpack(const uint8_t *pkt, size_t len, size_t off,
+	    uint8_t *out);
+
+/* msg_name_equal: 1 if two uncompressed wire names are equal ignoring
+ * ASCII case (RFC 4343), else 0. */
+int	msg_name_equal(const uint8_t *a, size_t alen, const uint8_t *b,
+	    size_t blen);
+
+/* msg_name_fold: lower-case the ASCII letters of a wire name in place. */
+void	msg_name_fold(uint8_t *name, size_t len);
+
+/*
+ * msg_name_randomize_case: flip the case of each ASCII letter of a wire
+ * name with probability 1/2 (draft-vixie-dnsext-dns0x20), in place.
+ */
+void	msg_name_randomize_case(uint8_t *name, size_t len);
+
+/*
+ * msg_name_to_str: a wire name in presentation format ("www.example."),
+ * with non-printable octets as \DDD, written to buf (size len >= 1; 1024
+ * always suffices). Returns buf.
+ */
+char	*msg_name_to_str(const uint8_t *name, size_t namelen, char *buf,
+	    size_t len);
+
+/* One resource record located inside a message. */
+struct msg_rr {
+	uint16_t	offset;		/* owner name */
+	uint16_t	ttl_offset;	/* the 32-bit TTL field */
+	uint16_t	rdata_offset;
+	uint16_t	rdlength;
+	uint16_t	end;		/* one past the last rdata octet */
+	uint16_t	type;
+	uint16_t	rclass;
+	uint32_t	ttl;		/* seconds, as on the wire */
+	uint8_t		section;	/* enum msg_section */
+};
+
+/* How an upstream response answers the question (RFC 2308 §2). */
+enum msg_class {
+	MSG_CLASS_ANSWER,	/* RRset of qtype, possibly via CNAMEs */
+	MSG_CLASS_NXDOMAIN,	/* name error, RFC 2308 §2.1 */
+	MSG_CLASS_NODATA,	/* no RRset of qtype, RFC 2308 §2.2 */
+	MSG_CLASS_REFERRAL,	/* delegation: the upstream did not recurse */
+	MSG_CLASS_FAILURE,	/* SERVFAIL, REFUSED, FORMERR, NOTIMP */
+	MSG_CLASS_OTHER		/* any other rcode: passed on, not cached */
+};
+
+/* An upstream response, parsed and classified by msg_response_parse. */
+struct msg_response {
+	const uint8_t	*pkt;		/* borrowed */
+	size_t		 len;
+	uint16_t	 id;
+	uint16_t	 flags;
+	uint16_t	 rcode;		/* 12 bits: header and OPT combined */
+	struct msg_question q;		/* the question, case kept */
+	size_t		 question_end;	/* offset of the first RR */
+	struct msg_rr	*rrs;		/* owned, in message order */
+	size_t		 n_rrs;
+	size_t		 counts[4];	/* RRs per enum msg_section */
+	long		 opt_index;	/* index into rrs of the OPT, or -1 */
+	long		 soa_index;	/* authority SOA, or -1 */
+	enum msg_class	 class;
+	int		 has_cname;	/* the answer followed a CNAME chain */
+};
+
+/*
+ * msg_response_parse: parse every section of the response at pkt (len
+ * octets, borrowed; must outlive *r) and classify it against its own
+ * question. Requires QR=1, QDCOUNT=1, at most one OPT, well-formed names
+ * and records within len. Returns 0 and fills *r (free it with
+ * msg_response_free), or -1 if malformed (*r needs no free).
+ */
+int	msg_response_parse(const uint8_t *pkt, size_t len,
+	    struct msg_response *r);
+
+/* msg_response_free: release what msg_response_parse allocated. */
+void	msg_response_free(struct msg_response *r);
+
+/*
+ * msg_soa_minimum: the MINIMUM field (seconds) of the SOA record rr in
+ * pkt, RFC 1035 §3.3.13, or -1 if its rdata is malformed.
+ */
+long	msg_soa_minimum(const uint8_t *pkt, size_t len,
+	    const struct msg_rr *rr);
+
+/* Where a TTL sits in a template and the TTL it had when stored. */
+struct msg_ttl_slot {
+	uint16_t	offset;
+	uint32_t	ttl;		/* seconds */
+};
+
+/*
+ * A stored answer: header, question and records without any OPT, with
+ * the TTL positions needed to age it. The question's qname has the same
+ * length as every query that maps to it, so it can be overwritten with the
+ * client's case.
+ */
+struct msg_template {
+	const uint8_t		*wire;
+	uint16_t		 len;
+	uint16_t		 additional_offset; /* first additional RR */
+	uint16_t		 counts[4];	/* RRs per enum msg_section */
+	const struct msg_ttl_slot *ttls;
+	uint16_t		 n_ttls;
+	uint16_t		 rcode;		/* 4-bit header rcode */
+	int			 ad;		/* upstream set AD */
+};
+
+/* How to write TTLs into an answer. */
+struct msg_ttl_rule {
+	uint32_t	elapsed;	/* seconds since the template was stored */
+	uint32_t	fixed;		/* if nonzero, every TTL becomes this */
+};
+
+/* What the answer must fit into and how to finish it. */
+struct msg_reply_opts {
+	size_t		limit;		/* max octets: UDP size or MSG_MAX_LEN */
+	uint16_t	edns_size;	/* our payload size for the OPT */
+	int		ede;		/* RFC 8914 info-code, or -1 */
+};
+
+/*
+ * msg_write_answer: build the answer to client query q from template t
+ * into out (capacity cap >= MSG_MAX_LEN... or at least opts->limit): the
+ * client's ID and qname case, QR RA and the client's RD CD, AD only when
+ * the upstream set it and the client sent DO or AD (RFC 6840 §5.8), each
+ * TTL aged by rule (never below 0), and an OPT when the client sent one.
+ * If the answer exceeds opts->limit, the additional section is dropped
+ * (RFC 2181 §9: no TC for that); if it still does not fit, only header,
+ * question and OPT are sent with TC=1 (RFC 1035 §4.2.1, RFC 7766 §5).
+ * Returns the answer's length.
+ */
+size_t	msg_write_answer(const struct msg_template *t,
+	    const struct msg_query *q, const struct msg_ttl_rule *rule,
+	    const struct msg_reply_opts *opts, uint8_t *out, size_t cap);
+
+/*
+ * msg_write_error: an answer to q with rcode (may be extended, e.g.
+ * BADVERS) and no records: client's ID, RD, CD, RA set, the question if it
+ * parsed, an OPT if the client sent one (always for BADVERS). Returns the
+ * length written to out (cap >= 512 always suffices... MSG_HEADER_LEN +
+ * MSG_NAME_MAX + 4 + MSG_OPT_LEN + 8).
+ */
+size_t	msg_write_error(const struct msg_query *q, unsigned rcode,
+	    const struct msg_reply_opts *opts, uint8_t *out, size_t cap);
+
+/*
+ * msg_write_query: an upstream query for q->q with the given ID and the
+ * qname given in qname (e.g. with 0x20 case applied), RD=1, CD copied
+ * from q, and an OPT with our payload size edns_size and q's DO bit
+ * (RFC 4035 §3.2). Returns the length written to out (cap >= 512).
+ */
+size_t	msg_write_query(const struct msg_query *q, uint16_t id,
+	    const uint8_t *qname, uint16_t edns_size, uint8_t *out,
+	    size_t cap);
+
+#endif

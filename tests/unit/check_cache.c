@@ -1,0 +1,349 @@
+/*
+ * check_cache.c: the cache's TTL arithmetic at exact instants: RFC 1035
+ * countdown, RFC 2181 §8, RFC 2308 §5 negative TTLs, RFC 9520 failures.
+ * Times are monotonic ms, passed in, so nothing here sleeps.
+ */
+#include "autoconf.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cache.h"
+#include "check_main.h"
+#include "msg.h"
+#include "testpkt.h"
+
+#define T0	1000000		/* an arbitrary "now" at insertion, ms */
+#define SOA_600_120 \
+	"ns|example. 600 IN SOA ns.example. host.example. 1 7200 3600 86400 120"
+#define SOA_90_900 \
+	"ns|example. 90 IN SOA ns.example. host.example. 1 7200 3600 86400 900"
+
+static const struct cache_limits limits = {
+	.min_ttl = 0, .max_ttl = 86400, .max_negative_ttl = 3600,
+	.failure_ttl = 5
+};
+static uint8_t out[MSG_MAX_LEN + 64];
+
+struct fixture {
+	struct cache		*c;
+	struct msg_query	 q;
+	struct cache_key	 key;
+	struct testpkt		 qpkt;
+};
+
+/* Store resp (a testpkt_response) as the answer to qname/qtype at T0. */
+static int
+store(struct fixture *fx, struct testpkt resp, const char *qname,
+    ldns_rr_type qtype)
+{
+	struct msg_response r;
+	struct cache_entry *e;
+	int rc;
+
+	fx->qpkt = testpkt_query(qname, qtype, LDNS_RD, 0, 0);
+	ck_assert_int_eq(msg_parse_query(fx->qpkt.wire, fx->qpkt.len, &fx->q),
+	    MSG_PARSE_OK);
+	cache_key_make(fx->c, &fx->q.q, 0, 0, &fx->key);
+	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
+	ck_assert_ptr_nonnull(e = cache_entry_new(fx->c, &r, T0));
+	rc = cache_insert(fx->c, &fx->key, e);
+	msg_response_free(&r);
+	testpkt_free(&resp);
+	return rc;
+}
+
+/* Look the fixture's question up at now; the answer as an ldns packet. */
+static ldns_pkt *
+lookup(struct fixture *fx, uint64_t now, enum cache_state want)
+{
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct cache_result res;
+
+	cache_lookup(fx->c, &fx->key, &fx->q, &opts, now, out, sizeof(out),
+	    &res);
+	ck_assert_int_eq(res.state, want);
+	return res.state == CACHE_FRESH ? testpkt_parse(out, res.len) : NULL;
+}
+
+static void
+fx_init(struct fixture *fx, const struct cache_limits *lim)
+{
+	memset(fx, 0, sizeof(*fx));
+	ck_assert_ptr_nonnull(fx->c = cache_new(1 << 20, lim));
+}
+
+static void
+fx_fini(struct fixture *fx)
+{
+	testpkt_free(&fx->qpkt);
+	cache_free(fx->c);
+}
+
+START_TEST(positive_countdown)
+{
+	struct fixture fx;
+	ldns_pkt *p;
+
+	fx_init(&fx, &limits);
+	ck_assert_int_eq(store(&fx, testpkt_response("www.example.",
+	    LDNS_RR_TYPE_A, 0, 1232, "an|www.example. 300 IN A 192.0.2.1",
+	    NULL), "www.example.", LDNS_RR_TYPE_A), 0);
+	/* 2.999 s later only 2 whole seconds have passed: 300 - 2. */
+	p = lookup(&fx, T0 + 2999, CACHE_FRESH);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ANSWER, 0), 298);
+	ck_assert(!ldns_pkt_edns(p));	/* the upstream's OPT is not kept */
+	ldns_pkt_free(p);
+	p = lookup(&fx, T0 + 299999, CACHE_FRESH);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ANSWER, 0), 1);
+	ldns_pkt_free(p);
+	/* At 300 s it has expired and is gone. */
+	lookup(&fx, T0 + 300000, CACHE_ABSENT);
+	lookup(&fx, T0 + 1000, CACHE_ABSENT);
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(cname_chain_each_ttl)
+{
+	struct fixture fx;
+	ldns_pkt *p;
+
+	fx_init(&fx, &limits);
+	store(&fx, testpkt_response("a.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|a.example. 300 IN CNAME b.example.",
+	    "an|b.example. 200 IN CNAME c.example.",
+	    "an|c.example. 100 IN A 192.0.2.3", NULL),
+	    "a.example.", LDNS_RR_TYPE_A);
+	/* After 50 s each RR is 50 lower: 250, 150, 50. */
+	p = lookup(&fx, T0 + 50000, CACHE_FRESH);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ANSWER, 0), 250);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ANSWER, 1), 150);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ANSWER, 2), 50);
+	ldns_pkt_free(p);
+	/* The smallest TTL (100 s) governs expiry of the whole chain. */
+	lookup(&fx, T0 + 100000, CACHE_ABSENT);
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(ttl_bounds)
+{
+	struct cache_limits lim = limits;
+	struct fixture fx;
+	ldns_pkt *p;
+
+	lim.min_ttl = 60;
+	lim.max_ttl = 3600;
+	fx_init(&fx, &lim);
+	store(&fx, testpkt_response("lo.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|lo.example. 10 IN A 192.0.2.1", NULL), "lo.example.",
+	    LDNS_RR_TYPE_A);
+	p = lookup(&fx, T0, CACHE_FRESH);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ANSWER, 0), 60);
+	ldns_pkt_free(p);
+	testpkt_free(&fx.qpkt);
+	store(&fx, testpkt_response("hi.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|hi.example. 100000 IN A 192.0.2.1", NULL), "hi.example.",
+	    LDNS_RR_TYPE_A);
+	p = lookup(&fx, T0, CACHE_FRESH);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ANSWER, 0), 3600);
+	ldns_pkt_free(p);
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(nxdomain_soa_ttl_below)
+{
+	struct fixture fx;
+	ldns_pkt *p;
+
+	fx_init(&fx, &limits);
+	store(&fx, testpkt_response("nx.example.", LDNS_RR_TYPE_A,
+	    LDNS_RCODE_NXDOMAIN, 0, SOA_600_120, NULL), "nx.example.",
+	    LDNS_RR_TYPE_A);
+	/* RFC 2308 §5: min(SOA TTL 600, MINIMUM 120) = 120; 20 s later 100. */
+	p = lookup(&fx, T0 + 20000, CACHE_FRESH);
+	ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_NXDOMAIN);
+	ck_assert_uint_eq(ldns_pkt_nscount(p), 1);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_AUTHORITY, 0), 100);
+	ldns_pkt_free(p);
+	lookup(&fx, T0 + 119999, CACHE_FRESH);
+	lookup(&fx, T0 + 120000, CACHE_ABSENT);
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(nodata_soa_ttl_above)
+{
+	struct fixture fx;
+	ldns_pkt *p;
+
+	fx_init(&fx, &limits);
+	store(&fx, testpkt_response("www.example.", LDNS_RR_TYPE_MX, 0, 0,
+	    SOA_90_900, NULL), "www.example.", LDNS_RR_TYPE_MX);
+	/* min(SOA TTL 90, MINIMUM 900) = 90. */
+	p = lookup(&fx, T0, CACHE_FRESH);
+	ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 0);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_AUTHORITY, 0), 90);
+	ldns_pkt_free(p);
+	lookup(&fx, T0 + 90000, CACHE_ABSENT);
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(negative_capped)
+{
+	struct cache_limits lim = limits;
+	struct fixture fx;
+	ldns_pkt *p;
+
+	lim.max_negative_ttl = 60;
+	fx_init(&fx, &lim);
+	store(&fx, testpkt_response("nx.example.", LDNS_RR_TYPE_A,
+	    LDNS_RCODE_NXDOMAIN, 0, SOA_600_120, NULL), "nx.example.",
+	    LDNS_RR_TYPE_A);
+	/* min(600, 120) = 120, then capped by max-negative-ttl 60. */
+	p = lookup(&fx, T0, CACHE_FRESH);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_AUTHORITY, 0), 60);
+	ldns_pkt_free(p);
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(uncacheable)
+{
+	struct fixture fx;
+
+	fx_init(&fx, &limits);
+	/* RFC 1035 §3.2.1: TTL 0 answers are used once, not cached. */
+	ck_assert_int_eq(store(&fx, testpkt_response("zero.example.",
+	    LDNS_RR_TYPE_A, 0, 0, "an|zero.example. 0 IN A 192.0.2.1", NULL),
+	    "zero.example.", LDNS_RR_TYPE_A), -1);
+	lookup(&fx, T0, CACHE_ABSENT);
+	testpkt_free(&fx.qpkt);
+	/* RFC 2308 §5: no SOA, no negative caching. */
+	ck_assert_int_eq(store(&fx, testpkt_response("nosoa.example.",
+	    LDNS_RR_TYPE_A, LDNS_RCODE_NXDOMAIN, 0, NULL), "nosoa.example.",
+	    LDNS_RR_TYPE_A), -1);
+	lookup(&fx, T0, CACHE_ABSENT);
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(failure_entries)
+{
+	struct fixture fx;
+	ldns_pkt *p;
+
+	fx_init(&fx, &limits);
+	store(&fx, testpkt_response("www.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|www.example. 300 IN A 192.0.2.1", NULL), "www.example.",
+	    LDNS_RR_TYPE_A);
+	/* A failure never replaces an answer (RFC 9520 §3.2 with §4). */
+	cache_insert_failure(fx.c, &fx.key, T0 + 1000);
+	p = lookup(&fx, T0 + 1000, CACHE_FRESH);
+	ldns_pkt_free(p);
+	testpkt_free(&fx.qpkt);
+	fx.qpkt = testpkt_query("down.example.", LDNS_RR_TYPE_A, LDNS_RD, 0,
+	    0);
+	ck_assert_int_eq(msg_parse_query(fx.qpkt.wire, fx.qpkt.len, &fx.q),
+	    MSG_PARSE_OK);
+	cache_key_make(fx.c, &fx.q.q, 0, 0, &fx.key);
+	cache_insert_failure(fx.c, &fx.key, T0);
+	/* failure-ttl 5 s: failed until T0 + 5 s, then resolvable again. */
+	lookup(&fx, T0 + 4999, CACHE_FAILED);
+	lookup(&fx, T0 + 5000, CACHE_ABSENT);
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(key_fold_and_bits)
+{
+	struct testpkt a = testpkt_query("WWW.Example.", LDNS_RR_TYPE_A,
+	    LDNS_RD, 0, 0);
+	struct testpkt b = testpkt_query("www.example.", LDNS_RR_TYPE_A,
+	    LDNS_RD, 0, 0);
+	struct cache_key ka, kb, kdo, kcd;
+	struct msg_query qa, qb;
+	struct cache *c = cache_new(1 << 20, &limits);
+
+	ck_assert_int_eq(msg_parse_query(a.wire, a.len, &qa), MSG_PARSE_OK);
+	ck_assert_int_eq(msg_parse_query(b.wire, b.len, &qb), MSG_PARSE_OK);
+	cache_key_make(c, &qa.q, 0, 0, &ka);
+	cache_key_make(c, &qb.q, 0, 0, &kb);
+	cache_key_make(c, &qb.q, 1, 0, &kdo);
+	cache_key_make(c, &qb.q, 0, 1, &kcd);
+	ck_assert_uint_eq(ka.len, kb.len);
+	ck_assert_mem_eq(ka.data, kb.data, ka.len);
+	ck_assert_uint_eq(ka.hash, kb.hash);
+	ck_assert_uint_ne(kb.hash, kdo.hash);
+	ck_assert_uint_ne(kb.hash, kcd.hash);
+	ck_assert_uint_ne(kdo.hash, kcd.hash);
+	cache_free(c);
+	testpkt_free(&a);
+	testpkt_free(&b);
+}
+END_TEST
+
+START_TEST(bounded_under_flood)
+{
+	struct cache *c = cache_new(256 * 1024, &limits);
+	struct lruhash_stats st;
+	struct msg_response r;
+	struct msg_query q;
+	struct cache_key key;
+	struct testpkt resp, qp;
+	char name[64], rr[128];
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "n%d.flood.example.", i);
+		snprintf(rr, sizeof(rr), "an|%s 300 IN A 192.0.2.1", name);
+		resp = testpkt_response(name, LDNS_RR_TYPE_A, 0, 0, rr, NULL);
+		qp = testpkt_query(name, LDNS_RR_TYPE_A, LDNS_RD, 0, 0);
+		ck_assert_int_eq(msg_parse_query(qp.wire, qp.len, &q),
+		    MSG_PARSE_OK);
+		ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r),
+		    0);
+		cache_key_make(c, &q.q, 0, 0, &key);
+		cache_insert(c, &key, cache_entry_new(c, &r, T0));
+		msg_response_free(&r);
+		testpkt_free(&resp);
+		testpkt_free(&qp);
+	}
+	cache_stats(c, &st);
+	ck_assert_uint_le(st.bytes, 256 * 1024);
+	ck_assert_uint_gt(st.evictions, 0);
+	ck_assert_uint_eq(st.entries + st.evictions, 5000);
+	cache_free(c);
+}
+END_TEST
+
+static Suite *
+cache_suite(void)
+{
+	Suite *s = suite_create("cache");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, positive_countdown);
+	tcase_add_test(tc, cname_chain_each_ttl);
+	tcase_add_test(tc, ttl_bounds);
+	tcase_add_test(tc, nxdomain_soa_ttl_below);
+	tcase_add_test(tc, nodata_soa_ttl_above);
+	tcase_add_test(tc, negative_capped);
+	tcase_add_test(tc, uncacheable);
+	tcase_add_test(tc, failure_entries);
+	tcase_add_test(tc, key_fold_and_bits);
+	tcase_add_test(tc, bounded_under_flood);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return check_main_run(cache_suite());
+}

@@ -1,0 +1,196 @@
+/* check_lruhash.c: unit tests of the byte-bounded sharded LRU table. */
+#include "autoconf.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "lruhash.h"
+
+static int freed;
+
+static void
+count_free(void *v)
+{
+	freed++;
+	free(v);
+}
+
+static int *
+boxed(int v)
+{
+	int *p = malloc(sizeof(*p));
+
+	ck_assert_ptr_nonnull(p);
+	*p = v;
+	return p;
+}
+
+static enum lruhash_verdict
+read_int(const void *key, size_t keylen, void *value, void *arg)
+{
+	(void)key;
+	(void)keylen;
+	*(int *)arg = *(int *)value;
+	return LRUHASH_KEEP;
+}
+
+static int
+get(struct lruhash *h, const char *key)
+{
+	int v = -1;
+
+	lruhash_lookup(h, lruhash_hash(h, key, strlen(key)), key, strlen(key),
+	    read_int, &v);
+	return v;
+}
+
+static int
+put(struct lruhash *h, const char *key, int v, size_t size)
+{
+	return lruhash_insert(h, lruhash_hash(h, key, strlen(key)), key,
+	    strlen(key), boxed(v), size, NULL);
+}
+
+START_TEST(insert_lookup_replace)
+{
+	struct lruhash *h = lruhash_new(4, 1 << 20, count_free);
+	struct lruhash_stats st;
+
+	freed = 0;
+	ck_assert_int_eq(get(h, "a"), -1);
+	ck_assert_int_eq(put(h, "a", 1, 10), 0);
+	ck_assert_int_eq(put(h, "b", 2, 10), 0);
+	ck_assert_int_eq(get(h, "a"), 1);
+	ck_assert_int_eq(get(h, "b"), 2);
+	ck_assert_int_eq(put(h, "a", 3, 10), 0);
+	ck_assert_int_eq(freed, 1);		/* the old "a" */
+	ck_assert_int_eq(get(h, "a"), 3);
+	lruhash_stats(h, &st);
+	ck_assert_uint_eq(st.entries, 2);
+	lruhash_free(h);
+	ck_assert_int_eq(freed, 3);
+}
+END_TEST
+
+static int
+never(const void *old, const void *new)
+{
+	(void)old;
+	(void)new;
+	return 0;
+}
+
+START_TEST(replace_refused)
+{
+	struct lruhash *h = lruhash_new(1, 1 << 20, count_free);
+
+	freed = 0;
+	ck_assert_int_eq(put(h, "k", 1, 10), 0);
+	ck_assert_int_eq(lruhash_insert(h, lruhash_hash(h, "k", 1), "k", 1,
+	    boxed(2), 10, never), -1);
+	ck_assert_int_eq(freed, 1);		/* the refused new value */
+	ck_assert_int_eq(get(h, "k"), 1);
+	lruhash_free(h);
+}
+END_TEST
+
+START_TEST(bound_and_lru_order)
+{
+	struct lruhash *h = lruhash_new(1, 4096, count_free);
+	struct lruhash_stats st;
+	char key[32];
+	int i;
+
+	freed = 0;
+	/* Charged: 1000 + the table's own overhead (< 100), so four fit. */
+	ck_assert_int_eq(put(h, "k0", 0, 900), 0);
+	ck_assert_int_eq(put(h, "k1", 1, 900), 0);
+	ck_assert_int_eq(put(h, "k2", 2, 900), 0);
+	ck_assert_int_eq(put(h, "k3", 3, 900), 0);
+	ck_assert_int_eq(get(h, "k0"), 0);	/* k0 now most recent */
+	ck_assert_int_eq(put(h, "k4", 4, 900), 0);
+	ck_assert_int_eq(get(h, "k1"), -1);	/* the least recent went */
+	ck_assert_int_eq(get(h, "k0"), 0);
+	ck_assert_int_eq(get(h, "k4"), 4);
+	for (i = 0; i < 10000; i++) {
+		snprintf(key, sizeof(key), "flood%d", i);
+		put(h, key, i, 100);
+		lruhash_stats(h, &st);
+		ck_assert_uint_le(st.bytes, 4096);
+	}
+	ck_assert_uint_gt(st.evictions, 9000);
+	ck_assert_int_eq(get(h, "flood9999"), 9999);
+	ck_assert_int_eq(put(h, "huge", 0, 5000), -1);	/* over the bound */
+	lruhash_free(h);
+}
+END_TEST
+
+static enum lruhash_verdict
+remove_odd(const void *key, size_t keylen, void *value, void *arg)
+{
+	(void)key;
+	(void)keylen;
+	(void)arg;
+	return *(int *)value % 2 ? LRUHASH_REMOVE : LRUHASH_KEEP;
+}
+
+START_TEST(walk_removes)
+{
+	struct lruhash *h = lruhash_new(8, 1 << 20, count_free);
+	struct lruhash_stats st;
+	char key[32];
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		snprintf(key, sizeof(key), "n%d", i);
+		ck_assert_int_eq(put(h, key, i, 10), 0);
+	}
+	ck_assert_uint_eq(lruhash_walk(h, remove_odd, NULL), 500);
+	lruhash_stats(h, &st);
+	ck_assert_uint_eq(st.entries, 500);
+	ck_assert_int_eq(get(h, "n2"), 2);
+	ck_assert_int_eq(get(h, "n3"), -1);
+	/* A lookup's REMOVE verdict removes too. */
+	ck_assert_int_eq(lruhash_lookup(h, lruhash_hash(h, "n4", 2), "n4", 2,
+	    remove_odd, NULL), 1);
+	ck_assert_int_eq(get(h, "n4"), 4);
+	lruhash_free(h);
+}
+END_TEST
+
+START_TEST(hash_is_keyed)
+{
+	struct lruhash *a = lruhash_new(1, 1024, count_free);
+	struct lruhash *b = lruhash_new(1, 1024, count_free);
+
+	/* Two tables, two secret keys: equal hashes only by 2^-64 chance. */
+	ck_assert_uint_ne(lruhash_hash(a, "x", 1), lruhash_hash(b, "x", 1));
+	ck_assert_uint_eq(lruhash_hash(a, "x", 1), lruhash_hash(a, "x", 1));
+	lruhash_free(a);
+	lruhash_free(b);
+}
+END_TEST
+
+static Suite *
+lruhash_suite(void)
+{
+	Suite *s = suite_create("lruhash");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, insert_lookup_replace);
+	tcase_add_test(tc, replace_refused);
+	tcase_add_test(tc, bound_and_lru_order);
+	tcase_add_test(tc, walk_removes);
+	tcase_add_test(tc, hash_is_keyed);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return check_main_run(lruhash_suite());
+}

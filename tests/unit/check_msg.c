@@ -1,0 +1,529 @@
+/* check_msg.c: unit tests of the wire helpers (RFC 1035 §4, RFC 6891). */
+#include "autoconf.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "msg.h"
+#include "testpkt.h"
+
+static uint8_t out[MSG_MAX_LEN + 64];
+
+/* A query in raw bytes: header fields, then body. */
+static size_t
+raw_query(uint8_t *buf, uint16_t flags, uint16_t qd, uint16_t an,
+    uint16_t ar, const void *body, size_t bodylen)
+{
+	uint8_t h[12] = { 0xab, 0xcd, flags >> 8, flags & 0xff, qd >> 8,
+	    qd & 0xff, an >> 8, an & 0xff, 0, 0, ar >> 8, ar & 0xff };
+
+	memcpy(buf, h, 12);
+	memcpy(buf + 12, body, bodylen);
+	return 12 + bodylen;
+}
+
+static const uint8_t www_a[] = "\3www\7example\0\0\1\0\1";
+
+START_TEST(parse_query_ok)
+{
+	struct testpkt t = testpkt_query("www.example.", LDNS_RR_TYPE_A,
+	    LDNS_RD | LDNS_CD, 4096, 1);
+	struct msg_query q;
+
+	ck_assert_int_eq(msg_parse_query(t.wire, t.len, &q), MSG_PARSE_OK);
+	ck_assert_uint_eq(q.id, 0xbeef);
+	ck_assert(q.flags & MSG_FLAG_RD);
+	ck_assert(q.flags & MSG_FLAG_CD);
+	ck_assert_uint_eq(q.q.qtype, MSG_TYPE_A);
+	ck_assert_uint_eq(q.q.qclass, MSG_CLASS_IN);
+	ck_assert_uint_eq(q.q.qname_len, 13);	/* 1+3 + 1+7 + 1 */
+	ck_assert_mem_eq(q.q.qname, "\3www\7example\0", 13);
+	ck_assert(q.edns.present);
+	ck_assert_uint_eq(q.edns.udp_size, 4096);
+	ck_assert(q.edns.do_bit);
+	testpkt_free(&t);
+}
+END_TEST
+
+START_TEST(parse_query_drop)
+{
+	uint8_t buf[64] = { 0 };
+	struct msg_query q;
+	size_t len;
+
+	ck_assert_int_eq(msg_parse_query(buf, 11, &q), MSG_PARSE_DROP);
+	len = raw_query(buf, MSG_FLAG_QR, 1, 0, 0, www_a, sizeof(www_a) - 1);
+	ck_assert_int_eq(msg_parse_query(buf, len, &q), MSG_PARSE_DROP);
+}
+END_TEST
+
+START_TEST(parse_query_formerr)
+{
+	static const struct {
+		uint16_t	 qd, an;
+		const char	*body;
+		size_t		 len;
+	} cases[] = {
+		{ 2, 0, (const char *)www_a, sizeof(www_a) - 1 },
+		{ 0, 0, "", 0 },
+		{ 1, 1, (const char *)www_a, sizeof(www_a) - 1 },
+		{ 1, 0, "\3www\7exa", 8 },		/* runs past the end */
+		{ 1, 0, "\100aaaa\0\0\1\0\1", 11 },	/* label type 0x40 */
+		{ 1, 0, "\3www\300\014\0\1\0\1", 10 },	/* pointer in qname */
+		{ 1, 0, "\3www\7example\0\0\1", 15 },	/* no qclass */
+	};
+	struct msg_query q;
+	uint8_t buf[128];
+	size_t i, len;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		len = raw_query(buf, MSG_FLAG_RD, cases[i].qd, cases[i].an, 0,
+		    cases[i].body, cases[i].len);
+		ck_assert_msg(msg_parse_query(buf, len, &q) ==
+		    MSG_PARSE_FORMERR, "case %zu", i);
+		ck_assert_uint_eq(q.id, 0xabcd);
+	}
+}
+END_TEST
+
+START_TEST(parse_query_long_label)
+{
+	uint8_t body[80], buf[128];
+	struct msg_query q;
+	size_t len;
+
+	/* RFC 1035 §2.3.4: labels are 63 octets or less. */
+	memset(body, 'a', sizeof(body));
+	body[0] = 64;
+	body[65] = 0;
+	memcpy(body + 66, "\0\1\0\1", 4);
+	len = raw_query(buf, 0, 1, 0, 0, body, 70);
+	ck_assert_int_eq(msg_parse_query(buf, len, &q), MSG_PARSE_FORMERR);
+	body[0] = 63;
+	body[64] = 0;
+	memcpy(body + 65, "\0\1\0\1", 4);
+	len = raw_query(buf, 0, 1, 0, 0, body, 69);
+	ck_assert_int_eq(msg_parse_query(buf, len, &q), MSG_PARSE_OK);
+}
+END_TEST
+
+START_TEST(parse_query_notimp_badvers)
+{
+	static const uint8_t opt_v1[] = "\0\0\51\20\0\0\1\0\0\0\0";
+	static const uint8_t two_opts[] =
+	    "\0\0\51\20\0\0\0\0\0\0\0" "\0\0\51\20\0\0\0\0\0\0\0";
+	uint8_t body[128], buf[160];
+	struct msg_query q;
+	size_t len;
+
+	len = raw_query(buf, 2 << 11, 1, 0, 0, www_a, sizeof(www_a) - 1);
+	ck_assert_int_eq(msg_parse_query(buf, len, &q), MSG_PARSE_NOTIMP);
+	ck_assert_uint_eq(q.q.qname_len, 13);	/* echoed in the reply */
+
+	memcpy(body, www_a, sizeof(www_a) - 1);
+	memcpy(body + sizeof(www_a) - 1, opt_v1, sizeof(opt_v1) - 1);
+	len = raw_query(buf, 0, 1, 0, 1, body,
+	    sizeof(www_a) - 1 + sizeof(opt_v1) - 1);
+	ck_assert_int_eq(msg_parse_query(buf, len, &q), MSG_PARSE_BADVERS);
+
+	memcpy(body + sizeof(www_a) - 1, two_opts, sizeof(two_opts) - 1);
+	len = raw_query(buf, 0, 1, 0, 2, body,
+	    sizeof(www_a) - 1 + sizeof(two_opts) - 1);
+	ck_assert_int_eq(msg_parse_query(buf, len, &q), MSG_PARSE_FORMERR);
+}
+END_TEST
+
+START_TEST(name_unpack_pointers)
+{
+	/* "example." at 12, "www" + pointer to 12 at 21, and at 27 a
+	 * pointer to that pointer (a chain of two jumps). */
+	static const uint8_t pkt[] = "0123456789AB\7example\0\3www\300\014"
+	    "\300\031";
+	uint8_t name[MSG_NAME_MAX];
+
+	ck_assert_int_eq(msg_name_unpack(pkt, sizeof(pkt) - 1, 21, name), 13);
+	ck_assert_mem_eq(name, "\3www\7example\0", 13);
+	ck_assert_int_eq(msg_name_unpack(pkt, sizeof(pkt) - 1, 27, name), 9);
+	ck_assert_mem_eq(name, "\7example\0", 9);
+	/* A pointer to itself, or forward, would loop: refused. */
+	ck_assert_int_eq(msg_name_unpack((const uint8_t *)
+	    "0123456789AB\300\014", 14, 12, name), -1);
+	ck_assert_int_eq(msg_name_unpack((const uint8_t *)
+	    "0123456789AB\300\016\0", 15, 12, name), -1);
+	ck_assert_int_eq(msg_name_skip(pkt, sizeof(pkt) - 1, 21), 27);
+}
+END_TEST
+
+START_TEST(name_case)
+{
+	uint8_t a[] = "\3WwW\7ExAmPlE\0", b[sizeof(a)];
+	int upper = 0, lower = 0, i;
+
+	ck_assert(msg_name_equal(a, 13, (const uint8_t *)"\3www\7example\0",
+	    13));
+	ck_assert(!msg_name_equal(a, 13, (const uint8_t *)"\3wwx\7example\0",
+	    13));
+	for (i = 0; i < 64; i++) {
+		memcpy(b, a, sizeof(a));
+		msg_name_randomize_case(b, 13);
+		ck_assert(msg_name_equal(a, 13, b, 13));
+		ck_assert_uint_eq(b[0], 3);
+		upper += b[1] == 'W';
+		lower += b[1] == 'w';
+	}
+	/* 64 fair coin flips: both faces appear except with p = 2^-63. */
+	ck_assert_int_gt(upper, 0);
+	ck_assert_int_gt(lower, 0);
+	msg_name_fold(a, 13);
+	ck_assert_mem_eq(a, "\3www\7example\0", 13);
+}
+END_TEST
+
+static enum msg_class
+classify(struct testpkt t, struct msg_response *r)
+{
+	ck_assert_int_eq(msg_response_parse(t.wire, t.len, r), 0);
+	return r->class;
+}
+
+START_TEST(classify_answers)
+{
+	struct testpkt t;
+	struct msg_response r;
+
+	t = testpkt_response("www.example.", LDNS_RR_TYPE_A, 0, 1232,
+	    "an|www.example. 300 IN A 192.0.2.1", NULL);
+	ck_assert_int_eq(classify(t, &r), MSG_CLASS_ANSWER);
+	ck_assert(!r.has_cname);
+	ck_assert_int_eq(r.opt_index, 1);
+	msg_response_free(&r);
+	testpkt_free(&t);
+
+	t = testpkt_response("a.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|a.example. 300 IN CNAME b.example.",
+	    "an|b.example. 200 IN CNAME c.example.",
+	    "an|c.example. 100 IN A 192.0.2.3", NULL);
+	ck_assert_int_eq(classify(t, &r), MSG_CLASS_ANSWER);
+	ck_assert(r.has_cname);
+	msg_response_free(&r);
+	testpkt_free(&t);
+
+	/* A chain ending at a name without the type: NODATA (RFC 2308 §2.2). */
+	t = testpkt_response("a.example.", LDNS_RR_TYPE_AAAA, 0, 0,
+	    "an|a.example. 300 IN CNAME b.example.",
+	    "ns|example. 600 IN SOA ns.example. host.example. 1 2 3 4 120",
+	    NULL);
+	ck_assert_int_eq(classify(t, &r), MSG_CLASS_NODATA);
+	ck_assert_int_eq(r.soa_index, 1);
+	msg_response_free(&r);
+	testpkt_free(&t);
+}
+END_TEST
+
+START_TEST(classify_negative_and_failures)
+{
+	struct testpkt t;
+	struct msg_response r;
+
+	t = testpkt_response("nx.example.", LDNS_RR_TYPE_A, LDNS_RCODE_NXDOMAIN,
+	    0, "ns|example. 600 IN SOA ns.example. host.example. 1 2 3 4 120",
+	    NULL);
+	ck_assert_int_eq(classify(t, &r), MSG_CLASS_NXDOMAIN);
+	ck_assert_int_eq(msg_soa_minimum(r.pkt, r.len, &r.rrs[r.soa_index]),
+	    120);
+	msg_response_free(&r);
+	testpkt_free(&t);
+
+	t = testpkt_response("www.example.", LDNS_RR_TYPE_MX, 0, 0,
+	    "ns|example. 600 IN SOA ns.example. host.example. 1 2 3 4 120",
+	    NULL);
+	ck_assert_int_eq(classify(t, &r), MSG_CLASS_NODATA);
+	msg_response_free(&r);
+	testpkt_free(&t);
+
+	t = testpkt_response("www.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "ns|example. 600 IN NS ns.example.", NULL);
+	ck_assert_int_eq(classify(t, &r), MSG_CLASS_REFERRAL);
+	msg_response_free(&r);
+	testpkt_free(&t);
+
+	t = testpkt_response("www.example.", LDNS_RR_TYPE_A,
+	    LDNS_RCODE_SERVFAIL, 0, NULL);
+	ck_assert_int_eq(classify(t, &r), MSG_CLASS_FAILURE);
+	msg_response_free(&r);
+	testpkt_free(&t);
+
+	t = testpkt_response("www.example.", LDNS_RR_TYPE_A,
+	    LDNS_RCODE_YXDOMAIN, 0, NULL);
+	ck_assert_int_eq(classify(t, &r), MSG_CLASS_OTHER);
+	msg_response_free(&r);
+	testpkt_free(&t);
+}
+END_TEST
+
+START_TEST(response_malformed)
+{
+	struct testpkt t = testpkt_response("www.example.", LDNS_RR_TYPE_A, 0,
+	    0, "an|www.example. 300 IN A 192.0.2.1", NULL);
+	struct msg_response r;
+	size_t cut;
+
+	/* Every proper prefix that cuts into the record is malformed. */
+	for (cut = 12; cut < t.len; cut++)
+		ck_assert_int_eq(msg_response_parse(t.wire, cut, &r), -1);
+	t.wire[3 - 1] &= ~0x80;		/* QR=0: not a response */
+	ck_assert_int_eq(msg_response_parse(t.wire, t.len, &r), -1);
+	testpkt_free(&t);
+}
+END_TEST
+
+/* A template straight from a parsed response, TTLs as received. */
+static struct msg_template
+template_of(const struct msg_response *r, struct msg_ttl_slot *slots)
+{
+	struct msg_template t;
+	size_t i, n = 0;
+
+	memset(&t, 0, sizeof(t));
+	t.wire = r->pkt;
+	t.len = (uint16_t)(r->opt_index != -1 ? r->rrs[r->opt_index].offset :
+	    r->len);
+	t.additional_offset = t.len;
+	for (i = 0; i < r->n_rrs; i++) {
+		if ((long)i == r->opt_index)
+			continue;
+		if (r->rrs[i].section == MSG_SECTION_ADDITIONAL &&
+		    t.additional_offset == t.len)
+			t.additional_offset = r->rrs[i].offset;
+		slots[n].offset = r->rrs[i].ttl_offset;
+		slots[n++].ttl = r->rrs[i].ttl;
+	}
+	t.counts[1] = (uint16_t)r->counts[1];
+	t.counts[2] = (uint16_t)r->counts[2];
+	t.counts[3] = (uint16_t)(r->counts[3] - (r->opt_index != -1));
+	t.ttls = slots;
+	t.n_ttls = (uint16_t)n;
+	t.rcode = r->rcode & 0xf;
+	t.ad = (r->flags & MSG_FLAG_AD) != 0;
+	return t;
+}
+
+START_TEST(answer_ttl_case_and_opt)
+{
+	struct testpkt resp = testpkt_response("www.example.", LDNS_RR_TYPE_A,
+	    0, 1232, "an|www.example. 300 IN A 192.0.2.1",
+	    "ar|ns.example. 100 IN A 192.0.2.53", NULL);
+	struct testpkt qp = testpkt_query("WwW.ExAmPlE.", LDNS_RR_TYPE_A,
+	    LDNS_RD, 1232, 1);
+	struct msg_reply_opts opts = { 1232, 1232, -1 };
+	struct msg_ttl_rule rule = { 120, 0 };
+	struct msg_ttl_slot slots[4];
+	struct msg_response r;
+	struct msg_template t;
+	struct msg_query q;
+	ldns_pkt *p;
+	size_t len;
+
+	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
+	ck_assert_int_eq(msg_parse_query(qp.wire, qp.len, &q), MSG_PARSE_OK);
+	t = template_of(&r, slots);
+	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
+	ck_assert_mem_eq(out + 12, "\3WwW\7ExAmPlE\0", 13);
+	p = testpkt_parse(out, len);
+	ck_assert_uint_eq(ldns_pkt_id(p), 0xbeef);
+	ck_assert(ldns_pkt_qr(p) && ldns_pkt_ra(p) && ldns_pkt_rd(p));
+	ck_assert(!ldns_pkt_aa(p) && !ldns_pkt_tc(p));
+	/* 300 s stored, 120 s elapsed: 180; the glue's 100 floors at 0. */
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ANSWER, 0), 180);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ADDITIONAL, 0), 0);
+	ck_assert_uint_eq(ldns_pkt_edns_udp_size(p), 1232);
+	ck_assert(ldns_pkt_edns_do(p));		/* RFC 3225: DO copied */
+	ldns_pkt_free(p);
+
+	rule.fixed = 30;			/* RFC 8767 stale TTL */
+	opts.ede = MSG_EDE_STALE;
+	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
+	p = testpkt_parse(out, len);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ANSWER, 0), 30);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ADDITIONAL, 0), 30);
+	ldns_pkt_free(p);
+	/* OPT: 11 octets + EDE option 4 + info-code 2, info-code 3. */
+	ck_assert_mem_eq(out + len - 6, "\0\17\0\2\0\3", 6);
+	msg_response_free(&r);
+	testpkt_free(&resp);
+	testpkt_free(&qp);
+}
+END_TEST
+
+START_TEST(answer_truncation)
+{
+	struct testpkt resp, qp;
+	struct msg_reply_opts opts = { MSG_UDP_MIN, 1232, -1 };
+	struct msg_ttl_rule rule = { 0, 0 };
+	struct msg_ttl_slot slots[64];
+	struct msg_response r;
+	struct msg_template t;
+	struct msg_query q;
+	char txt[200];
+	ldns_pkt *p;
+	size_t len;
+
+	/* Three TXT records of 180 octets: over 512 in the answer itself. */
+	memset(txt, 'x', 180);
+	txt[180] = '\0';
+	{
+		char r1[256], r2[256], r3[256];
+
+		snprintf(r1, sizeof(r1), "an|big.example. 60 IN TXT \"1%s\"", txt);
+		snprintf(r2, sizeof(r2), "an|big.example. 60 IN TXT \"2%s\"", txt);
+		snprintf(r3, sizeof(r3), "an|big.example. 60 IN TXT \"3%s\"", txt);
+		resp = testpkt_response("big.example.", LDNS_RR_TYPE_TXT, 0, 0,
+		    r1, r2, r3, "ar|x.example. 60 IN A 192.0.2.9", NULL);
+	}
+	qp = testpkt_query("big.example.", LDNS_RR_TYPE_TXT, LDNS_RD, 0, 0);
+	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
+	ck_assert_int_eq(msg_parse_query(qp.wire, qp.len, &q), MSG_PARSE_OK);
+	t = template_of(&r, slots);
+	ck_assert_uint_gt(t.len, 512);
+	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
+	/* RFC 2181 §9: an RRset that does not fit is not sent partially. */
+	p = testpkt_parse(out, len);
+	ck_assert(ldns_pkt_tc(p));
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 0);
+	ck_assert_uint_eq(ldns_pkt_qdcount(p), 1);
+	ck_assert_uint_le(len, 512);
+	ldns_pkt_free(p);
+
+	/* Room for the answer but not the glue: drop glue, no TC. */
+	opts.limit = t.additional_offset;
+	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
+	p = testpkt_parse(out, len);
+	ck_assert(!ldns_pkt_tc(p));
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 3);
+	ck_assert_uint_eq(ldns_pkt_arcount(p), 0);
+	ldns_pkt_free(p);
+
+	opts.limit = MSG_MAX_LEN;
+	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
+	ck_assert_uint_eq(len, t.len);
+	msg_response_free(&r);
+	testpkt_free(&resp);
+	testpkt_free(&qp);
+}
+END_TEST
+
+START_TEST(answer_ad_bit)
+{
+	struct testpkt resp = testpkt_response("www.example.", LDNS_RR_TYPE_A,
+	    0, 0, "an|www.example. 300 IN A 192.0.2.1", NULL);
+	struct testpkt plain = testpkt_query("www.example.", LDNS_RR_TYPE_A,
+	    LDNS_RD, 0, 0);
+	struct testpkt dnssec = testpkt_query("www.example.", LDNS_RR_TYPE_A,
+	    LDNS_RD, 1232, 1);
+	struct msg_reply_opts opts = { 1232, 1232, -1 };
+	struct msg_ttl_rule rule = { 0, 0 };
+	struct msg_ttl_slot slots[2];
+	struct msg_response r;
+	struct msg_template t;
+	struct msg_query q;
+
+	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
+	t = template_of(&r, slots);
+	t.ad = 1;
+	/* RFC 6840 §5.8: AD only to clients that sent DO or AD. */
+	ck_assert_int_eq(msg_parse_query(plain.wire, plain.len, &q),
+	    MSG_PARSE_OK);
+	msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
+	ck_assert(!(out[3] & 0x20));
+	ck_assert_int_eq(msg_parse_query(dnssec.wire, dnssec.len, &q),
+	    MSG_PARSE_OK);
+	msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
+	ck_assert(out[3] & 0x20);
+	msg_response_free(&r);
+	testpkt_free(&resp);
+	testpkt_free(&plain);
+	testpkt_free(&dnssec);
+}
+END_TEST
+
+START_TEST(error_replies)
+{
+	struct testpkt qp = testpkt_query("www.example.", LDNS_RR_TYPE_A,
+	    LDNS_RD, 1232, 0);
+	struct msg_reply_opts opts = { 1232, 1232, -1 };
+	struct msg_query q;
+	ldns_pkt *p;
+	size_t len;
+
+	ck_assert_int_eq(msg_parse_query(qp.wire, qp.len, &q), MSG_PARSE_OK);
+	len = msg_write_error(&q, MSG_RCODE_SERVFAIL, &opts, out, sizeof(out));
+	p = testpkt_parse(out, len);
+	ck_assert_uint_eq(ldns_pkt_id(p), 0xbeef);
+	ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_SERVFAIL);
+	ck_assert_uint_eq(ldns_pkt_qdcount(p), 1);
+	ck_assert(ldns_pkt_edns(p));
+	ldns_pkt_free(p);
+
+	/* RFC 6891 §6.1.3: BADVERS (16) is 0 in the header, 1 in the OPT. */
+	len = msg_write_error(&q, MSG_RCODE_BADVERS, &opts, out, sizeof(out));
+	ck_assert_uint_eq(out[3] & 0xf, 0);
+	ck_assert_uint_eq(out[len - 11 + 5], 1);
+	testpkt_free(&qp);
+}
+END_TEST
+
+START_TEST(upstream_query)
+{
+	struct testpkt qp = testpkt_query("www.example.", LDNS_RR_TYPE_AAAA,
+	    LDNS_RD | LDNS_CD, 4096, 1);
+	struct msg_query q;
+	ldns_pkt *p;
+	size_t len;
+
+	ck_assert_int_eq(msg_parse_query(qp.wire, qp.len, &q), MSG_PARSE_OK);
+	len = msg_write_query(&q, 0x4242, (const uint8_t *)"\3wWw\7eXample\0",
+	    1232, out, sizeof(out));
+	p = testpkt_parse(out, len);
+	ck_assert_uint_eq(ldns_pkt_id(p), 0x4242);
+	ck_assert(ldns_pkt_rd(p) && ldns_pkt_cd(p) && ldns_pkt_ad(p));
+	ck_assert(!ldns_pkt_qr(p));
+	ck_assert_uint_eq(ldns_pkt_edns_udp_size(p), 1232);
+	ck_assert(ldns_pkt_edns_do(p));
+	ck_assert_mem_eq(out + 12, "\3wWw\7eXample\0", 13);
+	ldns_pkt_free(p);
+	testpkt_free(&qp);
+}
+END_TEST
+
+static Suite *
+msg_suite(void)
+{
+	Suite *s = suite_create("msg");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, parse_query_ok);
+	tcase_add_test(tc, parse_query_drop);
+	tcase_add_test(tc, parse_query_formerr);
+	tcase_add_test(tc, parse_query_long_label);
+	tcase_add_test(tc, parse_query_notimp_badvers);
+	tcase_add_test(tc, name_unpack_pointers);
+	tcase_add_test(tc, name_case);
+	tcase_add_test(tc, classify_answers);
+	tcase_add_test(tc, classify_negative_and_failures);
+	tcase_add_test(tc, response_malformed);
+	tcase_add_test(tc, answer_ttl_case_and_opt);
+	tcase_add_test(tc, answer_truncation);
+	tcase_add_test(tc, answer_ad_bit);
+	tcase_add_test(tc, error_replies);
+	tcase_add_test(tc, upstream_query);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return check_main_run(msg_suite());
+}
