@@ -1,0 +1,167 @@
+/* zone.c: forward zone table: longest-suffix match of a qname to a zone. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ldns/ldns.h>
+
+#include "zone.h"
+
+struct zone_table {
+	unsigned	 refs;
+	struct zone	*zones;
+	size_t		 n_zones;
+};
+
+/* Wire form of a presentation-format zone name, folded to lower case. */
+static int
+zone_name_to_wire(const char *str, uint8_t *out, size_t *len)
+{
+	ldns_rdf *rdf;
+
+	if ((rdf = ldns_dname_new_frm_str(str)) == NULL)
+		return -1;
+	if (ldns_rdf_size(rdf) > MSG_NAME_MAX) {
+		ldns_rdf_deep_free(rdf);
+		return -1;
+	}
+	*len = ldns_rdf_size(rdf);
+	memcpy(out, ldns_rdf_data(rdf), *len);
+	ldns_rdf_deep_free(rdf);
+	msg_name_fold(out, *len);
+	return 0;
+}
+
+static int
+zone_init(struct zone *z, const struct config_forward *fw)
+{
+	size_t i;
+
+	if (zone_name_to_wire(fw->zone, z->name, &z->name_len) == -1) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((z->name_str = strdup(fw->zone)) == NULL ||
+	    (z->upstreams = calloc(fw->n_upstreams, sizeof(*z->upstreams))) ==
+	    NULL)
+		return -1;
+	for (i = 0; i < fw->n_upstreams; i++) {
+		if ((z->upstreams[i] = upstream_get(&fw->upstreams[i])) ==
+		    NULL)
+			return -1;
+		z->n_upstreams++;
+	}
+	z->policy = fw->policy;
+	return 0;
+}
+
+static void
+zone_fini(struct zone *z)
+{
+	size_t i;
+
+	for (i = 0; i < z->n_upstreams; i++)
+		upstream_unref(z->upstreams[i]);
+	free(z->upstreams);
+	free(z->name_str);
+}
+
+static void
+zone_table_free(struct zone_table *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n_zones; i++)
+		zone_fini(&t->zones[i]);
+	free(t->zones);
+	free(t);
+}
+
+struct zone_table *
+zone_table_new(const struct config *conf)
+{
+	struct zone_table *t;
+	int saved;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	t->refs = 1;
+	if (conf->n_forwards > 0 &&
+	    (t->zones = calloc(conf->n_forwards, sizeof(*t->zones))) == NULL)
+		goto fail;
+	for (; t->n_zones < conf->n_forwards; t->n_zones++)
+		if (zone_init(&t->zones[t->n_zones],
+		    &conf->forwards[t->n_zones]) == -1) {
+			t->n_zones++;	/* so that its parts are freed */
+			goto fail;
+		}
+	return t;
+fail:
+	saved = errno;
+	zone_table_free(t);
+	errno = saved;
+	return NULL;
+}
+
+struct zone_table *
+zone_table_ref(struct zone_table *t)
+{
+	t->refs++;
+	return t;
+}
+
+void
+zone_table_unref(struct zone_table *t)
+{
+	if (t != NULL && --t->refs == 0)
+		zone_table_free(t);
+}
+
+const struct zone *
+zone_find(const struct zone_table *t, const uint8_t *qname, size_t qname_len)
+{
+	size_t off = 0, i, rest;
+
+	/* Suffixes from longest to shortest, one label at a time. */
+	for (;;) {
+		rest = qname_len - off;
+		for (i = 0; i < t->n_zones; i++)
+			if (t->zones[i].name_len == rest &&
+			    memcmp(t->zones[i].name, qname + off, rest) == 0)
+				return &t->zones[i];
+		if (off >= qname_len || qname[off] == 0)
+			return NULL;
+		off += (size_t)qname[off] + 1;
+	}
+}
+
+size_t
+zone_count(const struct zone_table *t)
+{
+	return t->n_zones;
+}
+
+const struct zone *
+zone_at(const struct zone_table *t, size_t i)
+{
+	return &t->zones[i];
+}
+
+int
+zone_same_upstreams(const struct zone *a, const struct zone *b)
+{
+	size_t i, j;
+
+	if (a->n_upstreams != b->n_upstreams)
+		return 0;
+	for (i = 0; i < a->n_upstreams; i++) {
+		for (j = 0; j < b->n_upstreams; j++)
+			if (a->upstreams[i] == b->upstreams[j])
+				break;
+		if (j == b->n_upstreams)
+			return 0;
+	}
+	return 1;
+}

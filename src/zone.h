@@ -1,0 +1,55 @@
+/*
+ * zone.h: forward zones: the closest enclosing zone of a qname and the
+ * upstreams it forwards to. A table is immutable once built and shared
+ * by reference; reload builds a new one and swaps the pointer.
+ */
+#ifndef DNSDAMPER_ZONE_H
+#define DNSDAMPER_ZONE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "msg.h"
+#include "upstream.h"
+
+struct zone {
+	uint8_t			 name[MSG_NAME_MAX];	/* wire, lower case */
+	size_t			 name_len;
+	char			*name_str;	/* "corp.example." */
+	struct upstream		**upstreams;	/* referenced */
+	size_t			 n_upstreams;
+	enum config_policy	 policy;
+};
+
+struct zone_table;
+
+/*
+ * zone_table_new: a table with one zone per `forward` of conf (borrowed),
+ * its upstreams taken from the shared registry. Returns NULL with errno set
+ * if out of memory or if a zone name cannot be converted to wire format
+ * (EINVAL).
+ */
+struct zone_table *zone_table_new(const struct config *conf);
+
+/* zone_table_ref / zone_table_unref: share a table; the last unref frees. */
+struct zone_table *zone_table_ref(struct zone_table *t);
+void	zone_table_unref(struct zone_table *t);
+
+/*
+ * zone_find: the zone whose name is the longest label-wise suffix of qname
+ * (uncompressed wire, already folded to lower case, qname_len octets), or
+ * NULL if not even `.` is configured. The zone lives as long as a
+ * reference to its table.
+ */
+const struct zone *zone_find(const struct zone_table *t, const uint8_t *qname,
+	    size_t qname_len);
+
+/* zone_count / zone_at: iterate the zones, in config order. */
+size_t	zone_count(const struct zone_table *t);
+const struct zone *zone_at(const struct zone_table *t, size_t i);
+
+/* zone_same_upstreams: 1 if a and b forward to the same set of upstreams. */
+int	zone_same_upstreams(const struct zone *a, const struct zone *b);
+
+#endif

@@ -1,0 +1,159 @@
+/* check_zone.c: longest-suffix forward zone matching and pool order. */
+#include "autoconf.h"
+
+#include <check.h>
+#include <string.h>
+
+#include "check_main.h"
+#include "config.h"
+#include "upstream.h"
+#include "zone.h"
+
+static struct addr ups[3];
+
+static void
+setup_addrs(void)
+{
+	const char *err;
+
+	ck_assert_int_eq(addr_parse("127.0.0.1:5301", 53, &ups[0], &err), 0);
+	ck_assert_int_eq(addr_parse("127.0.0.1:5302", 53, &ups[1], &err), 0);
+	ck_assert_int_eq(addr_parse("[::1]:5303", 53, &ups[2], &err), 0);
+}
+
+/* A config with the given zones, each forwarding to ups[i % 3]. */
+static struct zone_table *
+table_of(const char *const *zones, size_t n)
+{
+	struct config_forward fw[8];
+	struct config conf;
+	struct zone_table *t;
+	size_t i;
+
+	memset(&conf, 0, sizeof(conf));
+	memset(fw, 0, sizeof(fw));
+	for (i = 0; i < n; i++) {
+		fw[i].zone = (char *)zones[i];
+		fw[i].upstreams = &ups[i % 3];
+		fw[i].n_upstreams = 1;
+	}
+	conf.forwards = fw;
+	conf.n_forwards = n;
+	ck_assert_ptr_nonnull(t = zone_table_new(&conf));
+	return t;
+}
+
+/* A wire name literal and its length, the NUL being the root label. */
+#define W(s)	(s), sizeof(s)
+
+static const char *
+find(const struct zone_table *t, const char *wire, size_t len)
+{
+	const struct zone *z = zone_find(t, (const uint8_t *)wire, len);
+
+	return z == NULL ? NULL : z->name_str;
+}
+
+START_TEST(longest_suffix)
+{
+	static const char *const zones[] = { ".", "example.", "corp.example.",
+	    "consul." };
+	struct zone_table *t;
+
+	setup_addrs();
+	t = table_of(zones, 4);
+	ck_assert_str_eq(find(t, W("\3www\4corp\7example")), "corp.example.");
+	ck_assert_str_eq(find(t, W("\4corp\7example")), "corp.example.");
+	/* Label-wise: "xcorp" is not under "corp". */
+	ck_assert_str_eq(find(t, W("\5xcorp\7example")), "example.");
+	ck_assert_str_eq(find(t, W("\7example")), "example.");
+	ck_assert_str_eq(find(t, W("\3web\6consul")), "consul.");
+	ck_assert_str_eq(find(t, W("\3com")), ".");
+	ck_assert_str_eq(find(t, W("")), ".");
+	zone_table_unref(t);
+}
+END_TEST
+
+START_TEST(no_root)
+{
+	static const char *const zones[] = { "Example." };
+	struct zone_table *t;
+
+	setup_addrs();
+	t = table_of(zones, 1);
+	/* Zone names are folded when built; qnames arrive folded. */
+	ck_assert_str_eq(find(t, W("\3www\7example")), "Example.");
+	ck_assert_ptr_null(find(t, W("\3www\7example\3org")));
+	zone_table_unref(t);
+}
+END_TEST
+
+START_TEST(shared_upstreams)
+{
+	static const char *const zones[] = { "a.", "b.", "c.", "d." };
+	struct zone_table *t, *t2;
+
+	setup_addrs();
+	t = table_of(zones, 4);
+	/* a. and d. both forward to ups[0]: one shared object. */
+	ck_assert_ptr_eq(zone_at(t, 0)->upstreams[0],
+	    zone_at(t, 3)->upstreams[0]);
+	ck_assert_uint_eq(zone_at(t, 0)->upstreams[0]->refs, 2);
+	ck_assert(zone_same_upstreams(zone_at(t, 0), zone_at(t, 3)));
+	ck_assert(!zone_same_upstreams(zone_at(t, 0), zone_at(t, 1)));
+	/* A second table (a reload) shares them and their state. */
+	t2 = table_of(zones, 4);
+	ck_assert_ptr_eq(zone_at(t, 1)->upstreams[0],
+	    zone_at(t2, 1)->upstreams[0]);
+	zone_table_unref(t);
+	ck_assert_uint_eq(zone_at(t2, 0)->upstreams[0]->refs, 2);
+	zone_table_unref(t2);
+}
+END_TEST
+
+START_TEST(order_policies)
+{
+	struct upstream *pool[3], *out[3];
+	int first[3] = { 0, 0, 0 };
+	size_t i, j;
+
+	setup_addrs();
+	for (i = 0; i < 3; i++)
+		pool[i] = upstream_get(&ups[i]);
+	upstream_order(pool, 3, CONFIG_POLICY_ORDER, out);
+	for (i = 0; i < 3; i++)
+		ck_assert_ptr_eq(out[i], pool[i]);
+	for (i = 0; i < 300; i++) {
+		upstream_order(pool, 3, CONFIG_POLICY_RANDOM, out);
+		for (j = 0; j < 3; j++)
+			if (out[0] == pool[j])
+				first[j]++;
+	}
+	/* 300 draws, p = 1/3 each: all three lead at least once except
+	 * with probability about 3 * (2/3)^300. */
+	for (j = 0; j < 3; j++)
+		ck_assert_int_gt(first[j], 0);
+	for (i = 0; i < 3; i++)
+		upstream_unref(pool[i]);
+}
+END_TEST
+
+static Suite *
+zone_suite(void)
+{
+	Suite *s = suite_create("zone");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, longest_suffix);
+	tcase_add_test(tc, no_root);
+	tcase_add_test(tc, shared_upstreams);
+	tcase_add_test(tc, order_policies);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return check_main_run(zone_suite());
+}
