@@ -1,0 +1,559 @@
+/* fetch.c: outgoing queries to upstreams, with coalescing of identical ones. */
+#include "autoconf.h"
+
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "clock.h"
+#include "fetch.h"
+#include "log.h"
+
+#define FETCH_BUCKETS		4096	/* in-flight table, power of two */
+#define FETCH_MAX_ATTEMPTS	8	/* sends per fetch: bounds sockets */
+#define QUERY_WIRE_MAX		(MSG_HEADER_LEN + MSG_NAME_MAX + 4 + \
+				    MSG_OPT_LEN)
+
+/* One query sent to one upstream, over UDP and, after TC=1, over TCP. */
+struct attempt {
+	struct attempt		*next;
+	struct fetch		*f;
+	struct upstream		*up;	/* borrowed from the zone */
+	size_t			 idx;	/* in f->order */
+	int			 fd;	/* UDP socket, or -1 */
+	struct event		*ev;	/* UDP readable */
+	struct bufferevent	*bev;	/* TCP, once retried */
+	uint16_t		 id;
+	uint8_t			 qname[MSG_NAME_MAX];	/* as sent (0x20) */
+	uint8_t			 wire[QUERY_WIRE_MAX];
+	size_t			 wire_len;
+	uint64_t		 sent;	/* ms */
+	uint32_t		 rto;	/* ms, timeout it was sent with */
+	int			 live;	/* still awaiting an answer */
+};
+
+struct fetch {
+	struct fetch_ctx	*ctx;
+	struct fetch		*hnext;		/* in-flight table chain */
+	struct cache_key	 key;
+	struct msg_query	 q;		/* qname folded */
+	struct zone_table	*zones;		/* referenced */
+	const struct zone	*zone;
+	struct upstream		**order;	/* try order, n_order long */
+	uint8_t			*dead;		/* failed for good, per slot */
+	size_t			 n_order;
+	size_t			 next;		/* next slot to send to */
+	unsigned		 n_sent;
+	unsigned		 n_live;
+	struct attempt		*attempts;	/* newest first */
+	struct event		*retry;		/* RTO of the newest attempt */
+	struct event		*deadline;
+	TAILQ_HEAD(, fetch_waiter) waiters;
+};
+
+struct fetch_ctx {
+	struct event_base	*base;
+	struct fetch_settings	 s;
+	fetch_done_fn		 done;
+	void			*arg;
+	struct fetch		*buckets[FETCH_BUCKETS];
+	struct fetch_stats	 stats;
+	uint8_t			 rbuf[MSG_MAX_LEN];
+};
+
+static void fetch_send_next(struct fetch *, uint64_t);
+
+static struct fetch **
+bucket(struct fetch_ctx *ctx, const struct cache_key *key)
+{
+	return &ctx->buckets[key->hash & (FETCH_BUCKETS - 1)];
+}
+
+static struct fetch *
+table_find(struct fetch_ctx *ctx, const struct cache_key *key)
+{
+	struct fetch *f;
+
+	for (f = *bucket(ctx, key); f != NULL; f = f->hnext)
+		if (f->key.hash == key->hash && f->key.len == key->len &&
+		    memcmp(f->key.data, key->data, key->len) == 0)
+			return f;
+	return NULL;
+}
+
+static void
+table_remove(struct fetch_ctx *ctx, struct fetch *f)
+{
+	struct fetch **pp;
+
+	for (pp = bucket(ctx, &f->key); *pp != NULL; pp = &(*pp)->hnext)
+		if (*pp == f) {
+			*pp = f->hnext;
+			ctx->stats.inflight--;
+			return;
+		}
+}
+
+static void
+attempt_close(struct attempt *a)
+{
+	if (a->ev != NULL)
+		event_free(a->ev);
+	if (a->fd != -1)
+		close(a->fd);
+	if (a->bev != NULL)
+		bufferevent_free(a->bev);
+	a->ev = NULL;
+	a->fd = -1;
+	a->bev = NULL;
+	if (a->live) {
+		a->live = 0;
+		a->f->n_live--;
+	}
+}
+
+static void
+fetch_free(struct fetch *f)
+{
+	struct attempt *a, *next;
+	struct fetch_waiter *w;
+
+	for (a = f->attempts; a != NULL; a = next) {
+		next = a->next;
+		attempt_close(a);
+		free(a);
+	}
+	while ((w = TAILQ_FIRST(&f->waiters)) != NULL) {
+		TAILQ_REMOVE(&f->waiters, w, entry);
+		w->fetch = NULL;
+	}
+	if (f->retry != NULL)
+		event_free(f->retry);
+	if (f->deadline != NULL)
+		event_free(f->deadline);
+	zone_table_unref(f->zones);
+	free(f->order);
+	free(f->dead);
+	free(f);
+}
+
+/* The one way a fetch ends: report to the owner, then free it. */
+static void
+fetch_end(struct fetch *f, enum fetch_outcome outcome,
+    const struct msg_response *r, uint64_t now)
+{
+	struct fetch_result res = { outcome, r, &f->key, now };
+
+	table_remove(f->ctx, f);
+	f->ctx->done(f, &res, f->ctx->arg);
+	fetch_free(f);
+}
+
+/* Fail from the event loop, never from inside fetch_join's caller. */
+static void
+fetch_fail_soon(struct fetch *f)
+{
+	event_active(f->deadline, EV_TIMEOUT, 1);
+}
+
+static void
+deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	fetch_end(arg, FETCH_FAILED, NULL, clock_now_ms());
+}
+
+static int
+same_question(const struct attempt *a, const struct msg_response *r)
+{
+	const struct msg_question *q = &a->f->q.q;
+
+	if (r->q.qtype != q->qtype || r->q.qclass != q->qclass ||
+	    r->q.qname_len != q->qname_len)
+		return 0;
+	/* With 0x20, the case echoed back is part of what must match. */
+	if (a->f->ctx->s.randomize_case)
+		return memcmp(r->q.qname, a->qname, q->qname_len) == 0;
+	return msg_name_equal(r->q.qname, r->q.qname_len, a->qname,
+	    q->qname_len);
+}
+
+/* An attempt ended without a usable answer: this upstream is out. */
+static void
+attempt_failed(struct attempt *a, uint64_t now)
+{
+	struct fetch *f = a->f;
+
+	f->ctx->stats.failures++;
+	upstream_failed(a->up);
+	f->dead[a->idx] = 1;
+	attempt_close(a);
+	fetch_send_next(f, now);
+}
+
+static void tcp_read_cb(struct bufferevent *, void *);
+static void tcp_event_cb(struct bufferevent *, short, void *);
+
+/* RFC 7766 §5: a truncated UDP answer is asked again over TCP. */
+static void
+attempt_tcp_start(struct attempt *a, uint64_t now)
+{
+	struct fetch *f = a->f;
+	uint8_t prefix[2] = { a->wire_len >> 8, a->wire_len & 0xff };
+
+	event_free(a->ev);
+	close(a->fd);
+	a->ev = NULL;
+	a->fd = -1;
+	if (f->attempts == a)
+		evtimer_del(f->retry);	/* TCP gets until the deadline */
+	f->ctx->stats.tc_retries++;
+	f->ctx->stats.queries++;
+	a->sent = now;
+	a->bev = bufferevent_socket_new(f->ctx->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	if (a->bev == NULL) {
+		attempt_failed(a, now);
+		return;
+	}
+	bufferevent_setcb(a->bev, tcp_read_cb, NULL, tcp_event_cb, a);
+	if (bufferevent_socket_connect(a->bev,
+	    (const struct sockaddr *)&a->up->addr.ss, (int)a->up->addr.len) ==
+	    -1 || bufferevent_write(a->bev, prefix, 2) == -1 ||
+	    bufferevent_write(a->bev, a->wire, a->wire_len) == -1 ||
+	    bufferevent_enable(a->bev, EV_READ) == -1) {
+		attempt_failed(a, now);
+		return;
+	}
+}
+
+/*
+ * A response arrived for attempt a. Anything not matching what was sent
+ * is ignored (RFC 5452 §9.1) and the attempt keeps waiting, except over
+ * TCP where the connection carried only our query.
+ */
+static void
+attempt_receive(struct attempt *a, const uint8_t *pkt, size_t len,
+    uint64_t now)
+{
+	struct fetch *f = a->f;
+	struct msg_response r;
+	int tcp = a->bev != NULL;
+
+	if (msg_response_parse(pkt, len, &r) == -1 || r.id != a->id ||
+	    !same_question(a, &r)) {
+		msg_response_free(&r);
+		f->ctx->stats.mismatched++;
+		if (tcp)
+			attempt_failed(a, now);
+		return;
+	}
+	if ((r.flags & MSG_FLAG_TC) && !tcp) {
+		msg_response_free(&r);
+		attempt_tcp_start(a, now);
+		return;
+	}
+	if (r.class == MSG_CLASS_FAILURE || r.class == MSG_CLASS_REFERRAL ||
+	    (r.opt_index != -1 && (size_t)r.opt_index != r.n_rrs - 1)) {
+		msg_response_free(&r);
+		attempt_failed(a, now);
+		return;
+	}
+	upstream_answered(a->up, (uint32_t)(now - a->sent));
+	fetch_end(f, FETCH_ANSWER, &r, now);
+	msg_response_free(&r);
+}
+
+static void
+udp_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct attempt *a = arg;
+	uint64_t now = clock_now_ms();
+	ssize_t n;
+
+	(void)what;
+	n = recv(fd, a->f->ctx->rbuf, sizeof(a->f->ctx->rbuf), 0);
+	if (n == -1) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		/* ICMP port unreachable surfaces here as ECONNREFUSED. */
+		log_debug("upstream %s: %s", a->up->name, strerror(errno));
+		attempt_failed(a, now);
+		return;
+	}
+	attempt_receive(a, a->f->ctx->rbuf, (size_t)n, now);
+}
+
+static void
+tcp_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct evbuffer *in = bufferevent_get_input(bev);
+	uint8_t prefix[2];
+	size_t len;
+
+	if (evbuffer_copyout(in, prefix, 2) < 2)
+		return;
+	len = (size_t)prefix[0] << 8 | prefix[1];
+	if (evbuffer_get_length(in) < 2 + len)
+		return;
+	attempt_receive(arg, evbuffer_pullup(in, (ssize_t)(2 + len)) + 2, len,
+	    clock_now_ms());
+}
+
+static void
+tcp_event_cb(struct bufferevent *bev, short events, void *arg)
+{
+	struct attempt *a = arg;
+
+	(void)bev;
+	if (events & (BEV_EVENT_ERROR | BEV_EVENT_EOF | BEV_EVENT_TIMEOUT)) {
+		log_debug("upstream %s: TCP %s", a->up->name,
+		    events & BEV_EVENT_EOF ? "closed" : "failed");
+		attempt_failed(a, clock_now_ms());
+	}
+}
+
+/* A connected UDP socket: the kernel picks a random source port and
+ * drops datagrams from any other address (RFC 5452 §9.2). */
+static int
+udp_socket(const struct addr *to)
+{
+	int fd;
+
+	fd = socket(to->ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return -1;
+	if (connect(fd, (const struct sockaddr *)&to->ss, to->len) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static struct attempt *
+attempt_new(struct fetch *f, size_t idx, uint64_t now)
+{
+	struct attempt *a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	a->f = f;
+	a->up = f->order[idx];
+	a->idx = idx;
+	a->fd = -1;
+	a->id = (uint16_t)arc4random();
+	memcpy(a->qname, f->q.q.qname, f->q.q.qname_len);
+	if (f->ctx->s.randomize_case)
+		msg_name_randomize_case(a->qname, f->q.q.qname_len);
+	a->wire_len = msg_write_query(&f->q, a->id, a->qname,
+	    f->ctx->s.edns_size, a->wire, sizeof(a->wire));
+	a->sent = now;
+	a->rto = upstream_rto(a->up);
+	a->next = f->attempts;
+	f->attempts = a;
+	return a;
+}
+
+/* Send a new attempt to slot idx over UDP. Returns 0, or -1 on error. */
+static int
+attempt_send(struct fetch *f, size_t idx, uint64_t now)
+{
+	struct attempt *a;
+
+	if ((a = attempt_new(f, idx, now)) == NULL)
+		return -1;
+	f->n_sent++;
+	f->ctx->stats.queries++;
+	if ((a->fd = udp_socket(&a->up->addr)) == -1 ||
+	    send(a->fd, a->wire, a->wire_len, 0) == -1) {
+		log_debug("upstream %s: %s", a->up->name, strerror(errno));
+		return -1;
+	}
+	a->ev = event_new(f->ctx->base, a->fd, EV_READ | EV_PERSIST,
+	    udp_read_cb, a);
+	if (a->ev == NULL || event_add(a->ev, NULL) == -1)
+		return -1;
+	a->live = 1;
+	f->n_live++;
+	return 0;
+}
+
+/*
+ * Send to the next upstream not known to have failed, cycling through the
+ * order again for retransmissions, and arm the retry timer with that
+ * upstream's RTO. With nothing left to send and nothing to wait for, the
+ * fetch has failed.
+ */
+static void
+fetch_send_next(struct fetch *f, uint64_t now)
+{
+	struct timeval tv;
+	size_t tries, i;
+
+	for (tries = 0; tries < f->n_order && f->n_sent < FETCH_MAX_ATTEMPTS;
+	    tries++) {
+		i = f->next++ % f->n_order;
+		if (f->dead[i])
+			continue;
+		if (attempt_send(f, i, now) == -1) {
+			f->ctx->stats.failures++;
+			upstream_failed(f->order[i]);
+			f->dead[i] = 1;
+			continue;
+		}
+		tv.tv_sec = f->attempts->rto / 1000;
+		tv.tv_usec = (f->attempts->rto % 1000) * 1000;
+		evtimer_add(f->retry, &tv);
+		return;
+	}
+	if (f->n_live == 0)
+		fetch_fail_soon(f);
+}
+
+/* The newest attempt's RTO passed without an answer: try the next one,
+ * and keep listening for the late answer meanwhile. */
+static void
+retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct fetch *f = arg;
+	struct attempt *a = f->attempts;
+
+	(void)fd;
+	(void)what;
+	if (a != NULL && a->live && a->bev == NULL) {
+		f->ctx->stats.timeouts++;
+		upstream_timed_out(a->up, a->rto);
+	}
+	fetch_send_next(f, clock_now_ms());
+}
+
+static struct fetch *
+fetch_new(struct fetch_ctx *ctx, const struct cache_key *key,
+    const struct msg_query *q, struct zone_table *zones,
+    const struct zone *zone)
+{
+	struct fetch *f;
+	struct timeval tv;
+
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return NULL;
+	f->ctx = ctx;
+	f->key = *key;
+	f->q = *q;
+	msg_name_fold(f->q.q.qname, f->q.q.qname_len);
+	f->zones = zone_table_ref(zones);
+	f->zone = zone;
+	TAILQ_INIT(&f->waiters);
+	f->n_order = zone->n_upstreams;
+	f->order = calloc(f->n_order, sizeof(*f->order));
+	f->dead = calloc(f->n_order, 1);
+	f->retry = evtimer_new(ctx->base, retry_cb, f);
+	f->deadline = evtimer_new(ctx->base, deadline_cb, f);
+	if (f->order == NULL || f->dead == NULL || f->retry == NULL ||
+	    f->deadline == NULL) {
+		fetch_free(f);
+		return NULL;
+	}
+	upstream_order(zone->upstreams, f->n_order, zone->policy, f->order);
+	tv.tv_sec = ctx->s.query_timeout / 1000;
+	tv.tv_usec = (ctx->s.query_timeout % 1000) * 1000;
+	evtimer_add(f->deadline, &tv);
+	return f;
+}
+
+int
+fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
+    const struct msg_query *q, struct zone_table *zones,
+    const struct zone *zone, uint64_t now, struct fetch_waiter *w)
+{
+	struct fetch *f;
+
+	if ((f = table_find(ctx, key)) != NULL) {
+		ctx->stats.coalesced += w != NULL;
+	} else {
+		if (ctx->stats.inflight >= ctx->s.max_inflight ||
+		    (f = fetch_new(ctx, key, q, zones, zone)) == NULL) {
+			ctx->stats.over_budget++;
+			return -1;
+		}
+		f->hnext = *bucket(ctx, key);
+		*bucket(ctx, key) = f;
+		ctx->stats.inflight++;
+		ctx->stats.started++;
+		fetch_send_next(f, now);
+	}
+	if (w != NULL) {
+		TAILQ_INSERT_TAIL(&f->waiters, w, entry);
+		w->fetch = f;
+	}
+	return 0;
+}
+
+void
+fetch_leave(struct fetch_waiter *w)
+{
+	if (w->fetch == NULL)
+		return;
+	TAILQ_REMOVE(&w->fetch->waiters, w, entry);
+	w->fetch = NULL;
+}
+
+struct fetch_waiter *
+fetch_take_waiter(struct fetch *f)
+{
+	struct fetch_waiter *w;
+
+	if ((w = TAILQ_FIRST(&f->waiters)) != NULL) {
+		TAILQ_REMOVE(&f->waiters, w, entry);
+		w->fetch = NULL;
+	}
+	return w;
+}
+
+struct fetch_ctx *
+fetch_ctx_new(struct event_base *base, const struct fetch_settings *s,
+    fetch_done_fn done, void *arg)
+{
+	struct fetch_ctx *ctx;
+
+	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
+		return NULL;
+	ctx->base = base;
+	ctx->s = *s;
+	ctx->done = done;
+	ctx->arg = arg;
+	return ctx;
+}
+
+void
+fetch_ctx_configure(struct fetch_ctx *ctx, const struct fetch_settings *s)
+{
+	ctx->s = *s;
+}
+
+void
+fetch_ctx_free(struct fetch_ctx *ctx)
+{
+	size_t i;
+
+	if (ctx == NULL)
+		return;
+	for (i = 0; i < FETCH_BUCKETS; i++)
+		while (ctx->buckets[i] != NULL)
+			fetch_end(ctx->buckets[i], FETCH_CANCELLED, NULL,
+			    clock_now_ms());
+	free(ctx);
+}
+
+void
+fetch_stats(const struct fetch_ctx *ctx, struct fetch_stats *out)
+{
+	*out = ctx->stats;
+}

@@ -1,0 +1,109 @@
+/*
+ * fetch.h: outgoing queries. A fetch resolves one cache key through one
+ * forward zone's upstreams: random ID and source port per attempt
+ * (RFC 5452 §9.2), 0x20 case randomisation, a response accepted only from
+ * the address queried with the same ID and question, TC=1 retried over TCP
+ * (RFC 7766 §5), SERVFAIL / REFUSED / timeout moving on to the next
+ * upstream, all within a deadline. Identical keys in flight share one
+ * fetch; each client waiting on it is a fetch_waiter.
+ */
+#ifndef DNSDAMPER_FETCH_H
+#define DNSDAMPER_FETCH_H
+
+#include <sys/queue.h>
+
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "cache.h"
+#include "msg.h"
+#include "zone.h"
+
+struct fetch;
+struct fetch_ctx;
+
+/* Embedded in whatever waits for a fetch (a client query). */
+struct fetch_waiter {
+	TAILQ_ENTRY(fetch_waiter)	 entry;
+	struct fetch			*fetch;	/* NULL when not waiting */
+};
+
+enum fetch_outcome {
+	FETCH_ANSWER,		/* r holds an answer to pass on */
+	FETCH_FAILED,		/* every upstream failed, or the deadline */
+	FETCH_CANCELLED		/* shutting down: free waiters, send nothing */
+};
+
+struct fetch_result {
+	enum fetch_outcome	 outcome;
+	const struct msg_response *r;	/* FETCH_ANSWER only; borrowed */
+	const struct cache_key	*key;
+	uint64_t		 now;	/* ms */
+};
+
+/*
+ * Called once per fetch when it ends; it takes each waiter with
+ * fetch_take_waiter and answers it. The fetch is freed after it returns.
+ */
+typedef void (*fetch_done_fn)(struct fetch *f, const struct fetch_result *res,
+    void *arg);
+
+struct fetch_settings {
+	uint16_t	edns_size;	/* our UDP payload size, octets */
+	uint32_t	query_timeout;	/* ms from start to giving up */
+	uint32_t	max_inflight;	/* fetches at once */
+	int		randomize_case;	/* 0x20 */
+};
+
+struct fetch_stats {
+	uint64_t	started;	/* fetches, i.e. resolutions */
+	uint64_t	coalesced;	/* waiters that joined a running fetch */
+	uint64_t	over_budget;	/* refused: max-inflight reached */
+	uint64_t	queries;	/* upstream queries sent (UDP + TCP) */
+	uint64_t	timeouts;	/* attempts that timed out */
+	uint64_t	failures;	/* SERVFAIL/REFUSED/refused/garbage */
+	uint64_t	tc_retries;	/* TC=1 answers retried over TCP */
+	uint64_t	mismatched;	/* responses with wrong ID or question */
+	uint64_t	inflight;	/* fetches running now */
+};
+
+/*
+ * fetch_ctx_new: the fetches of one event loop. done is called with arg
+ * when a fetch ends. s is copied. Returns NULL if out of memory.
+ */
+struct fetch_ctx *fetch_ctx_new(struct event_base *base,
+	    const struct fetch_settings *s, fetch_done_fn done, void *arg);
+
+/* fetch_ctx_configure: new settings for fetches started from now on. */
+void	fetch_ctx_configure(struct fetch_ctx *ctx,
+	    const struct fetch_settings *s);
+
+/*
+ * fetch_ctx_free: end every fetch with FETCH_CANCELLED (so waiters are
+ * freed) and free the context. NULL is allowed.
+ */
+void	fetch_ctx_free(struct fetch_ctx *ctx);
+
+/*
+ * fetch_join: make w (or nobody, if w is NULL: a background refresh) wait
+ * for the resolution of key, asking q's question with q's DO and CD bits
+ * through zone (which must belong to zones; the table is referenced for
+ * the fetch's life). Joins the fetch already running for key, if any.
+ * Never calls the done callback before returning.
+ * Returns 0, or -1 if a new fetch would exceed max-inflight.
+ */
+int	fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
+	    const struct msg_query *q, struct zone_table *zones,
+	    const struct zone *zone, uint64_t now, struct fetch_waiter *w);
+
+/* fetch_leave: stop waiting; the fetch itself goes on. No-op if idle. */
+void	fetch_leave(struct fetch_waiter *w);
+
+/* fetch_take_waiter: the next waiter of f (in arrival order), or NULL. */
+struct fetch_waiter *fetch_take_waiter(struct fetch *f);
+
+/* fetch_stats: counters of this context since it was created. */
+void	fetch_stats(const struct fetch_ctx *ctx, struct fetch_stats *out);
+
+#endif

@@ -1,0 +1,62 @@
+/*
+ * listen.h: the UDP and TCP listening sockets: binding them, receiving
+ * UDP queries in batches (recvmmsg) and sending UDP answers (sendmmsg),
+ * from the address each query was sent to.
+ */
+#ifndef DNSDAMPER_LISTEN_H
+#define DNSDAMPER_LISTEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "addr.h"
+#include "config.h"
+
+struct worker;
+struct client;
+struct listen_udp;
+
+/* A bound address: one UDP and one listening TCP socket. */
+struct listen_socket {
+	struct addr	addr;
+	int		udp_fd;
+	int		tcp_fd;
+};
+
+/*
+ * listen_open: bind a UDP and a TCP socket for every listen address of
+ * conf. IPv6 addresses of the built-in default are skipped with a notice
+ * when the host has no IPv6. Returns 0 with *out (owned, *n entries; free
+ * with listen_close), or -1 after logging which address failed and why
+ * (nothing left open).
+ */
+int	listen_open(const struct config *conf, struct listen_socket **out,
+	    size_t *n);
+
+/* listen_close: close the sockets of listen_open and free the array. */
+void	listen_close(struct listen_socket *socks, size_t n);
+
+/* listen_same: 1 if conf listens on exactly the addresses of socks. */
+int	listen_same(const struct config *conf, const struct listen_socket *socks,
+	    size_t n);
+
+/*
+ * listen_udp_start: serve queries arriving on UDP socket s->udp_fd in w's
+ * event loop. Returns NULL if out of memory. The socket stays owned by
+ * the caller.
+ */
+struct listen_udp *listen_udp_start(struct worker *w,
+	    const struct listen_socket *s);
+
+/* listen_udp_stop: stop serving and free what listen_udp_start made. */
+void	listen_udp_stop(struct listen_udp *l);
+
+/*
+ * listen_udp_send: send one answer (buf, len octets) to UDP client c,
+ * from the address its query was sent to. Errors are counted, not fatal:
+ * a lost UDP answer is the client's to retry.
+ */
+void	listen_udp_send(const struct client *c, const uint8_t *buf,
+	    size_t len);
+
+#endif

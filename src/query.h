@@ -1,0 +1,63 @@
+/*
+ * query.h: one client query's life: parse, cache, forward zone, fetch,
+ * and the answer to every client waiting on the same fetch.
+ */
+#ifndef DNSDAMPER_QUERY_H
+#define DNSDAMPER_QUERY_H
+
+#include <netinet/in.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "addr.h"
+#include "fetch.h"
+
+struct worker;
+struct tcpconn;
+
+enum client_transport {
+	CLIENT_UDP,
+	CLIENT_TCP
+};
+
+/* Where a query came from and how to send its answer back. */
+struct client {
+	enum client_transport	 transport;
+	struct addr		 peer;
+	int			 fd;	/* UDP: the listening socket */
+	int			 has_pktinfo;	/* UDP on a wildcard address */
+	union {
+		struct in_pktinfo	v4;
+		struct in6_pktinfo	v6;
+	}			 pktinfo;	/* destination of the query */
+	struct tcpconn		*conn;	/* TCP */
+};
+
+enum query_status {
+	QUERY_ANSWERED,		/* the answer is in out: send it */
+	QUERY_PENDING,		/* it will be answered through the client */
+	QUERY_DROPPED		/* nothing to send */
+};
+
+/*
+ * query_handle: handle one client message (pkt, len octets, wire format)
+ * received at now (ms) from c (copied if needed). Malformed messages are
+ * answered FORMERR when the header can be read and dropped otherwise; other
+ * opcodes get NOTIMP (RFC 1035 §4.1.1), EDNS versions above 0 BADVERS
+ * (RFC 6891 §6.1.3). On QUERY_ANSWERED, *outlen octets of out (capacity
+ * cap, at least MSG_MAX_LEN + 64) hold the answer. A pending TCP query
+ * holds a reference on c->conn until it is answered.
+ */
+enum query_status query_handle(struct worker *w, const uint8_t *pkt,
+	    size_t len, const struct client *c, uint64_t now, uint8_t *out,
+	    size_t cap, size_t *outlen);
+
+/*
+ * query_fetch_done: the fetch_done_fn of a worker's fetches: stores the
+ * result in the cache and answers every waiting query. arg is the worker.
+ */
+void	query_fetch_done(struct fetch *f, const struct fetch_result *res,
+	    void *arg);
+
+#endif

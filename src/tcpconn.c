@@ -1,0 +1,247 @@
+/* tcpconn.c: client DNS over TCP (RFC 7766). */
+#include "autoconf.h"
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+
+#include "clock.h"
+#include "log.h"
+#include "msg.h"
+#include "query.h"
+#include "tcpconn.h"
+#include "worker.h"
+
+#define TCP_PIPELINE_MAX	64		/* queries pending per connection */
+#define TCP_OUTPUT_MAX		(1024 * 1024)	/* unread answers: a stuck client */
+#define ACCEPT_PAUSE_SEC	1
+
+struct tcpconn {
+	LIST_ENTRY(tcpconn)	 entry;
+	struct tcp_server	*srv;		/* NULL once closed */
+	struct bufferevent	*bev;
+	struct addr		 peer;
+	unsigned		 refs;		/* open + pending queries */
+	unsigned		 pending;
+};
+
+struct tcp_server {
+	struct worker		*w;
+	struct evconnlistener	*listener;
+	struct event		*resume;	/* accept again after EMFILE */
+	LIST_HEAD(, tcpconn)	 conns;
+	unsigned		 n_conns;
+};
+
+static void
+conn_unref(struct tcpconn *c)
+{
+	if (--c->refs == 0)
+		free(c);
+}
+
+static void
+conn_close(struct tcpconn *c)
+{
+	if (c->srv == NULL)
+		return;
+	LIST_REMOVE(c, entry);
+	c->srv->n_conns--;
+	c->srv = NULL;
+	bufferevent_free(c->bev);
+	c->bev = NULL;
+	conn_unref(c);
+}
+
+void
+tcpconn_hold(struct tcpconn *c)
+{
+	c->refs++;
+	c->pending++;
+}
+
+void
+tcpconn_release(struct tcpconn *c)
+{
+	c->pending--;
+	if (c->srv != NULL && c->pending == TCP_PIPELINE_MAX - 1)
+		bufferevent_enable(c->bev, EV_READ);
+	conn_unref(c);
+}
+
+void
+tcpconn_send(struct tcpconn *c, const uint8_t *buf, size_t len)
+{
+	uint8_t prefix[2] = { len >> 8, len & 0xff };
+	struct evbuffer *out;
+
+	if (c->srv == NULL)
+		return;
+	out = bufferevent_get_output(c->bev);
+	if (evbuffer_get_length(out) > TCP_OUTPUT_MAX) {
+		log_debug("tcp client not reading its answers; closing");
+		conn_close(c);
+		return;
+	}
+	evbuffer_add(out, prefix, 2);
+	evbuffer_add(out, buf, len);
+}
+
+/* Take every complete message off the input, up to the pipeline limit. */
+static void
+read_cb(struct bufferevent *bev, void *arg)
+{
+	struct tcpconn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	struct worker *w = c->srv->w;
+	struct client cl;
+	uint8_t prefix[2], *msg;
+	size_t len, outlen;
+	uint64_t now = clock_now_ms();
+
+	memset(&cl, 0, sizeof(cl));
+	cl.transport = CLIENT_TCP;
+	cl.peer = c->peer;
+	cl.conn = c;
+	while (c->srv != NULL && c->pending < TCP_PIPELINE_MAX &&
+	    evbuffer_copyout(in, prefix, 2) == 2) {
+		len = (size_t)prefix[0] << 8 | prefix[1];
+		if (evbuffer_get_length(in) < 2 + len)
+			return;
+		msg = evbuffer_pullup(in, (ssize_t)(2 + len)) + 2;
+		switch (query_handle(w, msg, len, &cl, now, worker_scratch(w),
+		    WORKER_SCRATCH_LEN, &outlen)) {
+		case QUERY_ANSWERED:
+			tcpconn_send(c, worker_scratch(w), outlen);
+			break;
+		case QUERY_PENDING:
+			break;
+		case QUERY_DROPPED:
+			/* Unframeable garbage: the stream cannot be trusted. */
+			conn_close(c);
+			return;
+		}
+		if (c->srv != NULL)
+			evbuffer_drain(in, 2 + len);
+	}
+	if (c->srv != NULL && c->pending >= TCP_PIPELINE_MAX)
+		bufferevent_disable(bev, EV_READ);
+}
+
+static void
+event_cb(struct bufferevent *bev, short events, void *arg)
+{
+	struct tcpconn *c = arg;
+
+	/* RFC 7766 §6.2.3: idle means no query pending, not just silence. */
+	if ((events & BEV_EVENT_TIMEOUT) && (events & BEV_EVENT_READING) &&
+	    c->pending > 0) {
+		bufferevent_enable(bev, EV_READ);
+		return;
+	}
+	conn_close(c);
+}
+
+static void
+accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+    int salen, void *arg)
+{
+	struct tcp_server *srv = arg;
+	const struct config *conf = worker_config(srv->w);
+	struct timeval idle;
+	struct tcpconn *c;
+
+	(void)l;
+	if (srv->n_conns >= conf->tcp_clients || (c = calloc(1,
+	    sizeof(*c))) == NULL) {
+		worker_stats(srv->w)->tcp_refused++;
+		close(fd);
+		return;
+	}
+	c->bev = bufferevent_socket_new(worker_base(srv->w), fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL) {
+		close(fd);
+		free(c);
+		return;
+	}
+	addr_from_sockaddr(&c->peer, sa, (socklen_t)salen);
+	c->srv = srv;
+	c->refs = 1;
+	LIST_INSERT_HEAD(&srv->conns, c, entry);
+	srv->n_conns++;
+	worker_stats(srv->w)->tcp_accepted++;
+	idle.tv_sec = conf->tcp_idle_timeout / 1000;
+	idle.tv_usec = (conf->tcp_idle_timeout % 1000) * 1000;
+	bufferevent_setcb(c->bev, read_cb, NULL, event_cb, c);
+	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	bufferevent_enable(c->bev, EV_READ);
+}
+
+static void
+resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct tcp_server *srv = arg;
+
+	(void)fd;
+	(void)what;
+	evconnlistener_enable(srv->listener);
+}
+
+/* Out of descriptors is normal under load: pause instead of spinning. */
+static void
+accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct tcp_server *srv = arg;
+	struct timeval tv = { ACCEPT_PAUSE_SEC, 0 };
+
+	log_warn("tcp accept");
+	if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+	    errno == ENOMEM) {
+		evconnlistener_disable(l);
+		evtimer_add(srv->resume, &tv);
+	}
+}
+
+struct tcp_server *
+tcpconn_server_new(struct worker *w, int fd)
+{
+	struct tcp_server *srv;
+
+	if ((srv = calloc(1, sizeof(*srv))) == NULL)
+		return NULL;
+	srv->w = w;
+	LIST_INIT(&srv->conns);
+	srv->resume = evtimer_new(worker_base(w), resume_cb, srv);
+	/* Not LEV_OPT_CLOSE_ON_FREE: the socket belongs to listen.c. */
+	srv->listener = evconnlistener_new(worker_base(w), accept_cb, srv, 0,
+	    -1, fd);
+	if (srv->resume == NULL || srv->listener == NULL) {
+		tcpconn_server_free(srv);
+		return NULL;
+	}
+	evconnlistener_set_error_cb(srv->listener, accept_error_cb);
+	return srv;
+}
+
+void
+tcpconn_server_free(struct tcp_server *srv)
+{
+	if (srv == NULL)
+		return;
+	while (!LIST_EMPTY(&srv->conns))
+		conn_close(LIST_FIRST(&srv->conns));
+	if (srv->listener != NULL)
+		evconnlistener_free(srv->listener);
+	if (srv->resume != NULL)
+		event_free(srv->resume);
+	free(srv);
+}
