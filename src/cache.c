@@ -121,7 +121,8 @@ stored_ttl(const struct cache *c, enum cache_kind kind,
 			if (minimum >= 0)
 				ttl = min32(ttl, (uint32_t)minimum);
 		}
-		return min32(ttl, c->lim.max_negative_ttl);
+		return min32(min32(ttl, c->lim.max_negative_ttl),
+		    c->lim.max_ttl);
 	}
 	if (ttl < c->lim.min_ttl && kind == CACHE_POSITIVE)
 		ttl = c->lim.min_ttl;
@@ -155,14 +156,17 @@ fill_ttls(const struct cache *c, struct cache_entry *e,
 	for (i = 0; i < r->n_rrs; i++) {
 		if ((long)i == r->opt_index)
 			continue;
-		zero |= r->rrs[i].ttl == 0;
 		ttl = stored_ttl(c, e->kind, r, i);
 		slots[n].offset = r->rrs[i].ttl_offset;
 		slots[n++].ttl = ttl;
+		/* Glue ages out on its own (to 0) without ending the answer. */
+		if (r->rrs[i].section == MSG_SECTION_ADDITIONAL)
+			continue;
+		zero |= r->rrs[i].ttl == 0;
 		lifetime = min32(lifetime, ttl);
 	}
 	/* RFC 1035 §3.2.1: a zero TTL means use once, do not cache. */
-	if (zero || lifetime == 0 || n == 0)
+	if (zero || lifetime == 0 || lifetime == UINT32_MAX)
 		e->kind = CACHE_UNCACHEABLE;
 	e->ttl = lifetime == UINT32_MAX ? 0 : lifetime;
 	e->tmpl.n_ttls = (uint16_t)n;

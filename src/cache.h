@@ -66,8 +66,9 @@ void	cache_key_make(const struct cache *c, const struct msg_question *q,
  * received at now: the message without its OPT, each RR's TTL clamped to
  * [min-ttl, max-ttl] (RFC 2181 §8), for NXDOMAIN and NODATA the SOA's TTL
  * set to min(SOA TTL, SOA MINIMUM) and every TTL capped by
- * max-negative-ttl (RFC 2308 §5); its lifetime is the smallest of its TTLs.
- * An answer with a zero TTL, a negative answer without SOA, and any rcode
+ * max-negative-ttl (RFC 2308 §5); its lifetime is the smallest TTL of
+ * its answer and authority sections (glue ages out alone, floored at 0).
+ * An answer with a zero TTL there, a negative answer without SOA, any rcode
  * other than NOERROR and NXDOMAIN give a CACHE_UNCACHEABLE entry, usable
  * for answering but refused by cache_insert. r must be classified ANSWER,
  * NXDOMAIN, NODATA or OTHER. Returns NULL if out of memory or malformed.

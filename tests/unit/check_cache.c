@@ -210,6 +210,17 @@ START_TEST(negative_capped)
 	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_AUTHORITY, 0), 60);
 	ldns_pkt_free(p);
 	fx_fini(&fx);
+	/* max-ttl bounds negative answers too: min(120, 3600, 45) = 45. */
+	lim.max_negative_ttl = 3600;
+	lim.max_ttl = 45;
+	fx_init(&fx, &lim);
+	store(&fx, testpkt_response("nx.example.", LDNS_RR_TYPE_A,
+	    LDNS_RCODE_NXDOMAIN, 0, SOA_600_120, NULL), "nx.example.",
+	    LDNS_RR_TYPE_A);
+	p = lookup(&fx, T0, CACHE_FRESH);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_AUTHORITY, 0), 45);
+	ldns_pkt_free(p);
+	fx_fini(&fx);
 }
 END_TEST
 
@@ -229,6 +240,30 @@ START_TEST(uncacheable)
 	    LDNS_RR_TYPE_A, LDNS_RCODE_NXDOMAIN, 0, NULL), "nosoa.example.",
 	    LDNS_RR_TYPE_A), -1);
 	lookup(&fx, T0, CACHE_ABSENT);
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(glue_ages_alone)
+{
+	struct fixture fx;
+	ldns_pkt *p;
+
+	fx_init(&fx, &limits);
+	/* A glue TTL of 0 or 10 neither blocks caching nor ends the entry:
+	 * the answer and authority sections govern it (300 s). */
+	ck_assert_int_eq(store(&fx, testpkt_response("_sip._udp.example.",
+	    LDNS_RR_TYPE_SRV, 0, 0,
+	    "an|_sip._udp.example. 300 IN SRV 0 0 5060 sip.example.",
+	    "ar|sip.example. 10 IN A 192.0.2.7",
+	    "ar|sip.example. 0 IN AAAA 2001:db8::7", NULL),
+	    "_sip._udp.example.", LDNS_RR_TYPE_SRV), 0);
+	p = lookup(&fx, T0 + 20000, CACHE_FRESH);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ANSWER, 0), 280);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ADDITIONAL, 0), 0);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ADDITIONAL, 1), 0);
+	ldns_pkt_free(p);
+	lookup(&fx, T0 + 300000, CACHE_ABSENT);
 	fx_fini(&fx);
 }
 END_TEST
@@ -335,6 +370,7 @@ cache_suite(void)
 	tcase_add_test(tc, nodata_soa_ttl_above);
 	tcase_add_test(tc, negative_capped);
 	tcase_add_test(tc, uncacheable);
+	tcase_add_test(tc, glue_ages_alone);
 	tcase_add_test(tc, failure_entries);
 	tcase_add_test(tc, key_fold_and_bits);
 	tcase_add_test(tc, bounded_under_flood);
