@@ -25,17 +25,22 @@ struct query {
 #define QUERY_OF(wt)	((struct query *)((char *)(wt) - \
 			    offsetof(struct query, waiter)))
 
-/* RFC 6891 §6.2.5: below 512 octets counts as 512; over TCP, no limit. */
+/*
+ * RFC 6891 §6.2.5: a UDP answer fits the smaller of the client's payload
+ * size and ours, and never less than 512 octets; over TCP, no limit.
+ */
 static void
 reply_opts(const struct worker *w, const struct msg_query *q,
     enum client_transport t, struct msg_reply_opts *o)
 {
+	uint16_t ours = worker_config(w)->edns_buffer_size;
+
 	o->limit = MSG_UDP_MIN;
 	if (t == CLIENT_TCP)
 		o->limit = MSG_MAX_LEN;
 	else if (q->edns.present && q->edns.udp_size > MSG_UDP_MIN)
-		o->limit = q->edns.udp_size;
-	o->edns_size = worker_config(w)->edns_buffer_size;
+		o->limit = q->edns.udp_size < ours ? q->edns.udp_size : ours;
+	o->edns_size = ours;
 	o->ede = -1;
 }
 
