@@ -38,7 +38,6 @@ struct tcp_server {
 	struct evconnlistener	*listener;
 	struct event		*resume;	/* accept again after EMFILE */
 	LIST_HEAD(, tcpconn)	 conns;
-	unsigned		 n_conns;
 };
 
 static void
@@ -54,7 +53,7 @@ conn_close(struct tcpconn *c)
 	if (c->srv == NULL)
 		return;
 	LIST_REMOVE(c, entry);
-	c->srv->n_conns--;
+	worker_stats(c->srv->w)->tcp_open--;
 	c->srv = NULL;
 	bufferevent_free(c->bev);
 	c->bev = NULL;
@@ -160,8 +159,9 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	struct tcpconn *c;
 
 	(void)l;
-	if (srv->n_conns >= conf->tcp_clients || (c = calloc(1,
-	    sizeof(*c))) == NULL) {
+	/* tcp-clients bounds the worker, across all its listeners. */
+	if (worker_stats(srv->w)->tcp_open >= conf->tcp_clients ||
+	    (c = calloc(1, sizeof(*c))) == NULL) {
 		worker_stats(srv->w)->tcp_refused++;
 		close(fd);
 		return;
@@ -177,7 +177,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	c->srv = srv;
 	c->refs = 1;
 	LIST_INSERT_HEAD(&srv->conns, c, entry);
-	srv->n_conns++;
+	worker_stats(srv->w)->tcp_open++;
 	worker_stats(srv->w)->tcp_accepted++;
 	idle.tv_sec = conf->tcp_idle_timeout / 1000;
 	idle.tv_usec = (conf->tcp_idle_timeout % 1000) * 1000;

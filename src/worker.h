@@ -29,6 +29,7 @@ struct worker_stats {
 	uint64_t	cache_hits;
 	uint64_t	cache_misses;
 	uint64_t	tcp_accepted;
+	uint64_t	tcp_open;	/* connections open now */
 	uint64_t	tcp_refused;	/* over tcp-clients or no memory */
 };
 
