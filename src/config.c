@@ -50,6 +50,28 @@ config_check_order(const struct config *conf, struct parse_run *run,
 	    parse_format(hi, hi_v, hi_buf, sizeof(hi_buf)));
 }
 
+/* An upstream that is one of our own listen addresses is a loop. */
+static void
+config_check_loop(const struct config *conf, const struct config_forward *fw,
+    struct parse_run *run)
+{
+	const struct addr *mine;
+	const char *why;
+	char up[ADDR_STRLEN], me[ADDR_STRLEN];
+	size_t i;
+
+	for (i = 0; i < fw->n_upstreams; i++) {
+		why = resolvconf_self(&fw->upstreams[i], conf->listen,
+		    conf->n_listen, &mine);
+		if (why == NULL)
+			continue;
+		parse_error(run, fw->where.file, fw->where.line,
+		    "forward \"%s\": upstream %s would loop: %s %s", fw->zone,
+		    addr_format(&fw->upstreams[i], up, sizeof(up)), why,
+		    addr_format(mine, me, sizeof(me)));
+	}
+}
+
 /* Append the nameservers of conf->resolv_conf to fw's upstreams. */
 static void
 config_expand(struct config *conf, struct config_forward *fw,
@@ -141,6 +163,8 @@ config_load(const char *path, struct config *conf, FILE *errs)
 	for (i = 0; valid && i < conf->n_forwards; i++)
 		if (conf->forwards[i].use_resolv_conf)
 			config_expand(conf, &conf->forwards[i], &run);
+		else
+			config_check_loop(conf, &conf->forwards[i], &run);
 	errors = run.n_errors;
 	parse_run_free(&run);
 	if (errors > 0) {

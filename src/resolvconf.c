@@ -193,6 +193,19 @@ resolvconf_local(struct addr **all, size_t *n_all)
 	return 0;
 }
 
+const char *
+resolvconf_self(const struct addr *ns, const struct addr *self, size_t n_self,
+    const struct addr **mine)
+{
+	struct ifaddrs *ifa = resolvconf_ifaddrs(self, n_self);
+	const char *why;
+
+	why = resolvconf_why_self(ns, self, n_self, ifa, mine);
+	if (ifa != NULL)
+		freeifaddrs(ifa);
+	return why;
+}
+
 int
 resolvconf_read(const char *path, const struct addr *self, size_t n_self,
     struct addr **out, size_t *n_out)

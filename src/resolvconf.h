@@ -26,4 +26,13 @@
 int	resolvconf_read(const char *path, const struct addr *self,
 	    size_t n_self, struct addr **out, size_t *n_out);
 
+/*
+ * resolvconf_self: the loop guard for one address: why a query to ns would
+ * reach one of our listen addresses self[0..n_self), by the rules of
+ * resolvconf_read, with *mine set to that listen address; or NULL if it
+ * would not. The reason is a static phrase to follow with *mine.
+ */
+const char *resolvconf_self(const struct addr *ns, const struct addr *self,
+	    size_t n_self, const struct addr **mine);
+
 #endif

@@ -651,6 +651,21 @@ START_TEST(test_resolv_conf_self)
 }
 END_TEST
 
+/* The same guard for upstreams named explicitly. */
+START_TEST(test_explicit_upstream_loop)
+{
+	load_fails("listen 127.0.0.1:5353\n"
+	    "forward . { upstream 127.0.0.9:5353 127.0.0.1:5353 }\n",
+	    "x.conf:2: forward \".\": upstream 127.0.0.1:5353 would loop: it "
+	    "is our listen address 127.0.0.1:5353\n");
+	load_fails("listen 0.0.0.0:5353\n"
+	    "forward example { upstream 127.0.0.2:5353 }\n"
+	    "forward . { upstream 127.0.0.1:53 }\n",
+	    "x.conf:2: forward \"example.\": upstream 127.0.0.2:5353 would "
+	    "loop: it is a loopback address and we listen on 0.0.0.0:5353\n");
+}
+END_TEST
+
 START_TEST(test_resolv_conf_no_usable)
 {
 	testutil_write(NULL, "resolv.conf",
@@ -910,6 +925,7 @@ config_suite(void)
 	tcase_add_test(tc, test_include_loop);
 	tcase_add_test(tc, test_include_depth);
 	tcase_add_test(tc, test_resolv_conf_self);
+	tcase_add_test(tc, test_explicit_upstream_loop);
 	tcase_add_test(tc, test_resolv_conf_no_usable);
 	tcase_add_test(tc, test_resolv_conf_missing);
 	tcase_add_test(tc, test_resolv_conf_wildcard);
