@@ -30,7 +30,8 @@ struct attempt {
 	struct event		*ev;	/* UDP readable */
 	struct bufferevent	*bev;	/* TCP, once retried */
 	uint16_t		 id;
-	uint8_t			 qname[MSG_NAME_MAX];	/* as sent (0x20) */
+	uint8_t			 qname[MSG_NAME_MAX];	/* as sent */
+	int			 cased;	/* qname has 0x20 case */
 	uint8_t			 wire[QUERY_WIRE_MAX];
 	size_t			 wire_len;
 	uint64_t		 sent;	/* ms */
@@ -68,6 +69,7 @@ struct fetch_ctx {
 };
 
 static void fetch_send_next(struct fetch *, uint64_t);
+static int fetch_send_to(struct fetch *, size_t, uint64_t);
 
 static struct fetch **
 bucket(struct fetch_ctx *ctx, const struct cache_key *key)
@@ -170,19 +172,25 @@ deadline_cb(evutil_socket_t fd, short what, void *arg)
 	fetch_end(arg, FETCH_FAILED, NULL, clock_now_ms());
 }
 
-static int
+enum match {
+	MATCH_NONE,
+	MATCH_CASE_ONLY,	/* the same name, but not the case we sent */
+	MATCH_EXACT
+};
+
+static enum match
 same_question(const struct attempt *a, const struct msg_response *r)
 {
 	const struct msg_question *q = &a->f->q.q;
 
 	if (r->q.qtype != q->qtype || r->q.qclass != q->qclass ||
-	    r->q.qname_len != q->qname_len)
-		return 0;
+	    !msg_name_equal(r->q.qname, r->q.qname_len, a->qname,
+	    q->qname_len))
+		return MATCH_NONE;
 	/* With 0x20, the case echoed back is part of what must match. */
-	if (a->f->ctx->s.randomize_case)
-		return memcmp(r->q.qname, a->qname, q->qname_len) == 0;
-	return msg_name_equal(r->q.qname, r->q.qname_len, a->qname,
-	    q->qname_len);
+	if (a->cased && memcmp(r->q.qname, a->qname, q->qname_len) != 0)
+		return MATCH_CASE_ONLY;
+	return MATCH_EXACT;
 }
 
 /* An attempt ended without a usable answer: this upstream is out. */
@@ -244,13 +252,25 @@ attempt_receive(struct attempt *a, const uint8_t *pkt, size_t len,
 {
 	struct fetch *f = a->f;
 	struct msg_response r;
+	enum match match;
 	int tcp = a->bev != NULL;
 
 	if (msg_response_parse(pkt, len, &r) == -1 || r.id != a->id ||
-	    !same_question(a, &r)) {
+	    (match = same_question(a, &r)) == MATCH_NONE) {
 		msg_response_free(&r);
 		f->ctx->stats.mismatched++;
 		if (tcp)
+			attempt_failed(a, now);
+		return;
+	}
+	if (match == MATCH_CASE_ONLY) {
+		/* It does not echo case: ask it again, and from now on,
+		 * without 0x20 rather than never getting an answer. */
+		msg_response_free(&r);
+		f->ctx->stats.mismatched++;
+		upstream_no_case(a->up);
+		attempt_close(a);
+		if (fetch_send_to(f, a->idx, now) == -1)
 			attempt_failed(a, now);
 		return;
 	}
@@ -350,8 +370,10 @@ attempt_new(struct fetch *f, size_t idx, uint64_t now)
 	a->fd = -1;
 	a->id = (uint16_t)arc4random();
 	memcpy(a->qname, f->q.q.qname, f->q.q.qname_len);
-	if (f->ctx->s.randomize_case)
+	if (f->ctx->s.randomize_case && !a->up->no_case) {
 		msg_name_randomize_case(a->qname, f->q.q.qname_len);
+		a->cased = 1;
+	}
 	a->wire_len = msg_write_query(&f->q, a->id, a->qname,
 	    f->ctx->s.edns_size, a->wire, sizeof(a->wire));
 	a->sent = now;
@@ -385,16 +407,28 @@ attempt_send(struct fetch *f, size_t idx, uint64_t now)
 	return 0;
 }
 
+/* Send a new attempt to slot i and arm the retry timer with its RTO. */
+static int
+fetch_send_to(struct fetch *f, size_t i, uint64_t now)
+{
+	struct timeval tv;
+
+	if (attempt_send(f, i, now) == -1)
+		return -1;
+	tv.tv_sec = f->attempts->rto / 1000;
+	tv.tv_usec = (f->attempts->rto % 1000) * 1000;
+	evtimer_add(f->retry, &tv);
+	return 0;
+}
+
 /*
  * Send to the next upstream not known to have failed, cycling through the
- * order again for retransmissions, and arm the retry timer with that
- * upstream's RTO. With nothing left to send and nothing to wait for, the
- * fetch has failed.
+ * order again for retransmissions. With nothing left to send and nothing
+ * to wait for, the fetch has failed.
  */
 static void
 fetch_send_next(struct fetch *f, uint64_t now)
 {
-	struct timeval tv;
 	size_t tries, i;
 
 	for (tries = 0; tries < f->n_order && f->n_sent < FETCH_MAX_ATTEMPTS;
@@ -402,16 +436,11 @@ fetch_send_next(struct fetch *f, uint64_t now)
 		i = f->next++ % f->n_order;
 		if (f->dead[i])
 			continue;
-		if (attempt_send(f, i, now) == -1) {
-			f->ctx->stats.failures++;
-			upstream_failed(f->order[i]);
-			f->dead[i] = 1;
-			continue;
-		}
-		tv.tv_sec = f->attempts->rto / 1000;
-		tv.tv_usec = (f->attempts->rto % 1000) * 1000;
-		evtimer_add(f->retry, &tv);
-		return;
+		if (fetch_send_to(f, i, now) == 0)
+			return;
+		f->ctx->stats.failures++;
+		upstream_failed(f->order[i]);
+		f->dead[i] = 1;
 	}
 	if (f->n_live == 0)
 		fetch_fail_soon(f);

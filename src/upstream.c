@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
 #include "upstream.h"
 
 static struct upstream *registry;
@@ -80,6 +81,15 @@ upstream_timed_out(struct upstream *u, uint32_t used_ms)
 {
 	rtt_timeout(&u->rtt, used_ms, timeout_min, timeout_max);
 	u->fails++;
+}
+
+void
+upstream_no_case(struct upstream *u)
+{
+	if (!u->no_case)
+		log_warnx("upstream %s does not preserve the case of "
+		    "questions; not using 0x20 with it", u->name);
+	u->no_case = 1;
 }
 
 size_t

@@ -20,6 +20,7 @@ struct upstream {
 	unsigned	 refs;
 	struct rtt	 rtt;
 	uint32_t	 fails;		/* consecutive failures */
+	int		 no_case;	/* does not echo 0x20 case */
 	struct upstream	*next;		/* registry chain */
 };
 
@@ -51,6 +52,12 @@ void	upstream_failed(struct upstream *u);
 
 /* upstream_timed_out: a query sent to u with timeout used_ms was lost. */
 void	upstream_timed_out(struct upstream *u, uint32_t used_ms);
+
+/*
+ * upstream_no_case: u answered with the question's case changed, so 0x20
+ * cannot be used with it (logged once per upstream).
+ */
+void	upstream_no_case(struct upstream *u);
 
 /*
  * upstream_order: write into out (n slots) the pool's n upstreams in the
