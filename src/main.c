@@ -23,6 +23,7 @@
 #define DEFAULT_CONFIG	SYSCONFDIR "/dnsdamper/dnsdamper.conf"
 
 struct daemon {
+	const char		*config_given;	/* -c, or NULL */
 	const char		*config_path;	/* NULL: defaults only */
 	struct config		 conf;
 	struct cache		*cache;
@@ -33,11 +34,20 @@ struct daemon {
 	struct worker		*worker;
 };
 
-static void
-usage(void)
+static void __attribute__((noreturn))
+usage(FILE *out, int status)
 {
-	fprintf(stderr, "usage: dnsdamper [-htVv] [-c file]\n");
-	exit(2);
+	fprintf(out, "usage: dnsdamper [-htVv] [-c file]\n");
+	exit(status);
+}
+
+/* Without -c: the default file if it exists (now), else the defaults. */
+static const char *
+config_path(const char *given)
+{
+	if (given != NULL)
+		return given;
+	return access(DEFAULT_CONFIG, F_OK) == 0 ? DEFAULT_CONFIG : NULL;
 }
 
 static void
@@ -80,8 +90,9 @@ reload(struct daemon *d)
 	struct zone_table *zones;
 	struct config conf;
 
+	d->config_path = config_path(d->config_given);
 	log_info("reloading %s", d->config_path ? d->config_path :
-	    "the default configuration");
+	    "the built-in defaults");
 	if (load_logged(d->config_path, &conf) == -1) {
 		log_warnx("reload failed; still running the previous "
 		    "configuration");
@@ -209,13 +220,13 @@ main(int argc, char *argv[])
 
 	memset(&d, 0, sizeof(d));
 	log_init("dnsdamper", LOG_LEVEL_INFO);
-	d.config_path = access(DEFAULT_CONFIG, F_OK) == 0 ? DEFAULT_CONFIG :
-	    NULL;
 	while ((ch = getopt(argc, argv, "c:htVv")) != -1) {
 		switch (ch) {
 		case 'c':
-			d.config_path = optarg;
+			d.config_given = optarg;
 			break;
+		case 'h':
+			usage(stdout, 0);
 		case 't':
 			check = 1;
 			break;
@@ -226,11 +237,12 @@ main(int argc, char *argv[])
 			verbose++;
 			break;
 		default:
-			usage();
+			usage(stderr, 2);
 		}
 	}
 	if (optind != argc)
-		usage();
+		usage(stderr, 2);
+	d.config_path = config_path(d.config_given);
 	if (!check && verbose > 0)
 		log_set_level(LOG_LEVEL_DEBUG);
 	if (config_load(d.config_path, &d.conf, stderr) == -1)
