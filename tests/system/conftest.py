@@ -1,0 +1,203 @@
+"""Fixtures of the dnsdamper system tests.
+
+bind         the session's named, serving every zones/*.zone
+new_bind     factory: more named instances for one test, zones as text
+dnsdamper    factory: a daemon with the given forwards, stopped at teardown
+dd           a daemon forwarding `.` to the session's named
+blackhole    factory: UDP upstreams that read and never answer
+
+Every test runs under a SIGALRM deadline (DNSTEST_TIMEOUT s, default 60;
+@pytest.mark.timeout_s(N) for one test) for its setup and its body, so no
+test hangs; teardown is bounded by construction (stop by PID, wait, kill).
+A failing test's report shows the daemon's stderr, the queries the named
+instances logged during the test, and the DNS transcript.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from dnstest import proc, query
+from dnstest.deadline import deadline
+from dnstest.daemon import Dnsdamper, Forward
+from dnstest.named import BindServer
+from dnstest.upstream import Blackhole
+
+HERE = Path(__file__).resolve().parent
+ZONES = HERE / "zones"
+DEFAULT_TIMEOUT = float(os.environ.get("DNSTEST_TIMEOUT", "60"))
+
+_SOURCES = pytest.StashKey()
+_REPORTED = pytest.StashKey()
+
+
+# --- per-test deadline -----------------------------------------------------
+
+def _timeout_of(item):
+    m = item.get_closest_marker("timeout_s")
+    return float(m.args[0]) if m else DEFAULT_TIMEOUT
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    with deadline(_timeout_of(item), f"setup of {item.nodeid}"):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    with deadline(_timeout_of(item), item.nodeid):
+        yield
+
+
+# --- what a failure shows --------------------------------------------------
+
+def _add_source(request, title, fn):
+    request.node.stash.setdefault(_SOURCES, []).append((title, fn))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if not rep.failed or item.stash.get(_REPORTED, False):
+        return
+    item.stash[_REPORTED] = True
+    for title, fn in item.stash.get(_SOURCES, []):
+        try:
+            text = fn()
+        except Exception as e:  # a report must never hide the failure
+            text = f"(could not read: {e!r})"
+        rep.sections.append((title, text or "(empty)"))
+    if query.TRANSCRIPT:
+        rep.sections.append(("dns transcript", "\n".join(query.TRANSCRIPT)))
+
+
+@pytest.fixture(autouse=True)
+def _per_test(request):
+    query.TRANSCRIPT.clear()
+    yield
+
+
+def pytest_sessionfinish(session, exitstatus):
+    left = proc.reap_all()
+    if left:
+        session.config.get_terminal_writer().line(
+            f"dnstest: had to kill processes left behind: {left}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "timeout_s(seconds): this test's deadline instead of "
+        "DNSTEST_TIMEOUT")
+
+
+# --- servers ---------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def bind(tmp_path_factory):
+    """The session's named, authoritative for every zones/*.zone. Tests
+    share it and so use names no other test uses, and count queries since a
+    mark() of their own."""
+    server = BindServer(tmp_path_factory.mktemp("bind"), "main")
+    for path in sorted(ZONES.glob("*.zone")):
+        server.add_zone_file(path)
+    server.start()
+    yield server
+    server.stop()
+    assert not server.alive(), "session named still running"
+
+
+@pytest.fixture(autouse=True)
+def _bind_log(request):
+    """When a test uses the session named, its failure report shows what
+    named logged during the test."""
+    if "bind" not in request.fixturenames:
+        yield
+        return
+    server = request.getfixturevalue("bind")
+    start = os.path.getsize(server.log_path)
+    _add_source(request, f"named {server.label} log during the test",
+                lambda: server.log_text(start))
+    yield
+
+
+@pytest.fixture
+def new_bind(tmp_path, request):
+    """Factory: new_bind(label, {origin: zone_text}) -> started BindServer,
+    stopped by PID at teardown."""
+    servers = []
+
+    def make(label, zones):
+        server = BindServer(tmp_path, label)
+        for origin, text in zones.items():
+            server.add_zone(origin, text)
+        servers.append(server)
+        _add_source(request, f"named {label} log", server.log_text)
+        return server.start()
+
+    yield make
+    for server in servers:
+        server.stop()
+    still = [s.label for s in servers if s.alive()]
+    assert not still, f"named left running: {still}"
+
+
+@pytest.fixture
+def blackhole():
+    """Factory: blackhole() -> a started Blackhole, stopped at teardown."""
+    holes = []
+
+    def make():
+        h = Blackhole()
+        holes.append(h)
+        return h
+
+    yield make
+    for h in holes:
+        h.stop()
+
+
+@pytest.fixture
+def dnsdamper(tmp_path, request):
+    """Factory: dnsdamper(forwards, extra=()) -> a started Dnsdamper.
+
+    The binary must exist: a missing binary fails the test (never skips).
+    At teardown each daemon is stopped by PID; one that had died during the
+    test, or that needed SIGKILL, fails the test's teardown."""
+    daemons = []
+
+    def make(forwards, extra=(), start=True, **kw):
+        d = Dnsdamper(tmp_path / f"dnsdamper{len(daemons)}", forwards, extra,
+                      **kw)
+        daemons.append(d)
+        _add_source(request, f"dnsdamper{len(daemons) - 1} stderr", d.stderr)
+        _add_source(request, f"dnsdamper{len(daemons) - 1} config",
+                    d.conf_path.read_text)
+        return d.start() if start else d
+
+    yield make
+    problems = []
+    for i, d in enumerate(daemons):
+        if d.proc is None or d.stopped_by_test:
+            continue
+        died = d.proc.poll()
+        status, killed = d.stop()
+        if died is not None:
+            problems.append(f"dnsdamper{i} died during the test with status "
+                            f"{died}")
+        elif killed:
+            problems.append(f"dnsdamper{i} did not exit on SIGTERM within "
+                            f"5s and was killed")
+    if problems:
+        pytest.fail("\n".join(problems) + "\n" + "\n".join(
+            f"--- dnsdamper{i} stderr:\n{d.stderr()}"
+            for i, d in enumerate(daemons)), pytrace=False)
+
+
+@pytest.fixture
+def dd(dnsdamper, bind):
+    """A daemon that forwards everything (`.`) to the session's named."""
+    return dnsdamper([Forward(".", [bind])])

@@ -1,0 +1,13 @@
+"""dnstest: the harness of dnsdamper's system tests.
+
+ports   free loopback ports, and the loopback-only guard
+proc    start and stop the processes a test owns, by PID
+named   BindServer: a real BIND 9 `named` on a free loopback port
+daemon  Dnsdamper: the daemon under test, its config, start, reload, stop
+query   dnspython queries over UDP and TCP with bounded timeouts
+wire    raw packet builders for malformed input, TCP framing
+ttl     the RFC arithmetic the tests expect (TTL decrement, RFC 2308)
+upstream  Blackhole: a UDP upstream that reads and never answers
+checks  still_serving(): the daemon is alive and answers a normal query
+deadline  SIGALRM deadline for a test's setup and body
+"""

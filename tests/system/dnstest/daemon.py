@@ -1,0 +1,231 @@
+"""Dnsdamper: the daemon under test, driven as a user would.
+
+It is started as `dnsdamper -c CONFIG` in the foreground with stderr in a
+file of the test's tmp dir; ready once it answers on its listen port;
+reloaded with SIGHUP; stopped with SIGTERM by PID. Every config it gets has
+a `forward .` with explicit loopback upstreams and a resolv-conf that names
+only loopback, so it never reads /etc/resolv.conf nor sends anywhere else.
+"""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+from . import ports, proc, wire
+
+_HERE = Path(__file__).resolve().parent
+
+
+def binary_path():
+    """$top_builddir/src/dnsdamper; top_builddir defaults to the source
+    tree this file is in (tests/system/dnstest -> ../../..)."""
+    top = os.environ.get("top_builddir") or str(_HERE.parents[2])
+    return Path(top) / "src" / "dnsdamper"
+
+
+def upstream(port, host=ports.LOOPBACK):
+    """`host:port` for a config, host checked to be loopback."""
+    ports.check_loopback(host)
+    if not isinstance(port, int):
+        raise TypeError(f"port {port!r} is not an int")
+    return f"{host}:{port}"
+
+
+def _upstream_of(u):
+    """An upstream given as a port, a (host, port) pair, or a server object
+    with a .port (BindServer, Blackhole)."""
+    if isinstance(u, tuple):
+        return upstream(u[1], u[0])
+    return upstream(getattr(u, "port", u))
+
+
+class Forward:
+    """`forward ZONE { upstream ADDR... [policy P] }`; upstreams as for
+    _upstream_of()."""
+
+    def __init__(self, zone, upstreams, policy=None):
+        self.zone = zone
+        self.upstreams = [_upstream_of(u) for u in upstreams]
+        self.policy = policy
+
+    def line(self):
+        policy = f"  policy {self.policy}" if self.policy else ""
+        return (f"forward {self.zone} {{ upstream "
+                f"{' '.join(self.upstreams)}{policy} }}")
+
+
+def config_text(listen_port, forwards, resolv_conf, extra=()):
+    """A whole config file. extra: more directive lines, verbatim."""
+    if not any(f.zone == "." for f in forwards):
+        raise ValueError("every test config needs a `forward .` with "
+                         "explicit loopback upstreams")
+    lines = ["# written by the dnsdamper system tests",
+             f"listen {upstream(listen_port)}",
+             f"resolv-conf {resolv_conf}"]
+    lines += list(extra)
+    lines += [f.line() for f in forwards]
+    return "\n".join(lines) + "\n"
+
+
+class DaemonError(AssertionError):
+    pass
+
+
+class Dnsdamper:
+    """One daemon in workdir. start() returns self once it answers."""
+
+    def __init__(self, workdir, forwards, extra=(), binary=None,
+                 ready_name="ready.harness.test"):
+        self.dir = Path(workdir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.binary = Path(binary) if binary else binary_path()
+        self.port = ports.free_port()
+        self.conf_path = self.dir / "dnsdamper.conf"
+        self.log_path = self.dir / "dnsdamper.stderr"
+        self.resolv_conf = self.dir / "resolv.conf"
+        # loopback only, even if some directive made the daemon read it
+        self.resolv_conf.write_text("nameserver 127.0.0.1\n")
+        self.ready_name = ready_name
+        self.proc = None
+        self.stopped_by_test = False
+        self._forwards = forwards
+        self._extra = list(extra)
+        self.write_config(self.config(forwards, extra))
+
+    def config(self, forwards, extra=()):
+        """Config text for this daemon's port and resolv.conf."""
+        return config_text(self.port, forwards, self.resolv_conf, extra)
+
+    def write_config(self, text):
+        self.conf_path.write_text(text)
+
+    def start(self, timeout=5.0):
+        if not self.binary.is_file() or not os.access(self.binary, os.X_OK):
+            raise DaemonError(
+                f"{self.binary} not found or not executable: build it first "
+                f"(make), or set top_builddir to the build tree")
+        for attempt in range(3):
+            self.proc = proc.spawn(
+                [str(self.binary), "-c", str(self.conf_path)],
+                self.log_path, cwd=self.dir)
+            try:
+                self.wait_ready(timeout)
+                return self
+            except DaemonError:
+                # another process took the free port before the daemon
+                # bound it: try once more on a new port, if the config is
+                # still the one generated here
+                generated = self.config(self._forwards, self._extra)
+                if proc.alive(self.proc) or attempt == 2 or \
+                        "in use" not in self.stderr() or \
+                        self.conf_path.read_text() != generated:
+                    raise
+                proc.stop(self.proc)
+                self.port = ports.free_port()
+                self.write_config(self.config(self._forwards, self._extra))
+        raise AssertionError("not reached")
+
+    def wait_ready(self, timeout=5.0):
+        """Poll with a query for ready_name until any answer comes back (the
+        rcode does not matter: it shows the daemon is serving). One socket,
+        a new query every 0.2 s, all answers accepted, up to timeout s."""
+        q = wire.query(0x7eed, self.ready_name, qtype=16)
+        deadline = time.monotonic() + timeout
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect((ports.LOOPBACK, self.port))
+            while time.monotonic() < deadline:
+                if not proc.alive(self.proc):
+                    raise DaemonError(
+                        f"dnsdamper exited with status "
+                        f"{self.proc.returncode} during start-up:\n"
+                        f"{self.stderr()}")
+                try:
+                    s.send(q)
+                    s.settimeout(0.2)
+                    if s.recv(65535):
+                        return
+                except (socket.timeout, ConnectionRefusedError):
+                    pass
+                time.sleep(0.02)
+        raise DaemonError(f"dnsdamper did not answer on 127.0.0.1:{self.port}"
+                          f" within {timeout}s:\n{self.stderr()}")
+
+    def alive(self):
+        return self.proc is not None and proc.alive(self.proc)
+
+    def assert_alive(self):
+        if not self.alive():
+            rc = None if self.proc is None else self.proc.returncode
+            raise DaemonError(f"dnsdamper is not running (status {rc}):\n"
+                              f"{self.stderr()}")
+
+    def signal(self, sig):
+        proc.signal_pid(self.proc, sig)
+
+    def log_size(self):
+        try:
+            return os.path.getsize(self.log_path)
+        except FileNotFoundError:
+            return 0
+
+    def reload(self, text=None):
+        """Write text as the config (if given) and SIGHUP. Returns the log
+        position before the signal, for wait_log()."""
+        if text is not None:
+            self.write_config(text)
+        self.assert_alive()
+        mark = self.log_size()
+        self.signal(signal.SIGHUP)
+        return mark
+
+    def wait_log(self, pattern, since=0, timeout=5.0):
+        """The first match of regex pattern in the log after position since,
+        polled every 20 ms for up to timeout s; DaemonError if none."""
+        rx = re.compile(pattern, re.M)
+        deadline = time.monotonic() + timeout
+        while True:
+            m = rx.search(self.stderr(since))
+            if m:
+                return m
+            if time.monotonic() >= deadline:
+                raise DaemonError(f"no /{pattern}/ in the dnsdamper log "
+                                  f"within {timeout}s:\n{self.stderr()}")
+            time.sleep(0.02)
+
+    def stop(self, timeout=5.0):
+        """SIGTERM by PID; wait up to timeout s, then SIGKILL. Returns
+        (status, killed)."""
+        if self.proc is None:
+            return None, False
+        return proc.stop(self.proc, signal.SIGTERM, timeout)
+
+    def stderr(self, since=0):
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(since)
+                return f.read().decode("utf-8", "replace")
+        except FileNotFoundError:
+            return ""
+
+    def check(self, conf_path=None, timeout=10.0):
+        """Run `dnsdamper -t -c conf_path`; returns CompletedProcess (text).
+        subprocess.run kills it if it exceeds timeout."""
+        if not self.binary.is_file():
+            raise DaemonError(f"{self.binary} not found: build it first")
+        return run_check(self.binary, conf_path or self.conf_path, timeout,
+                         cwd=self.dir)
+
+
+def run_check(binary, conf_path, timeout=10.0, cwd=None):
+    """`dnsdamper -t -c conf_path`, bounded by timeout s."""
+    binary = Path(binary)
+    if not binary.is_file() or not os.access(binary, os.X_OK):
+        raise DaemonError(f"{binary} not found or not executable: build it "
+                          f"first (make), or set top_builddir")
+    return subprocess.run([str(binary), "-t", "-c", str(conf_path)],
+                          stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd)

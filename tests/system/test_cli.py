@@ -1,0 +1,103 @@
+"""`dnsdamper -t -c FILE` checks a config: exit 0 if valid, else non-zero
+with `file:line: message` on stderr for every error (all of them in one
+run, DESIGN.md "Configuration")."""
+
+import re
+
+import pytest
+
+from dnstest import ports
+from dnstest.daemon import binary_path, run_check
+
+
+def _good_lines(tmp_path):
+    resolv = tmp_path / "resolv.conf"
+    resolv.write_text("nameserver 127.0.0.1\n")
+    return [
+        "# every directive once",
+        f"listen 127.0.0.1:{ports.free_port()}",
+        "cache-size 64m",
+        "max-ttl 1d",
+        "min-ttl 0",
+        "max-negative-ttl 1h",
+        "failure-ttl 5s",
+        "edns-buffer-size 1232",
+        "upstream-timeout 50ms 2s",
+        "query-timeout 4s",
+        f"resolv-conf {resolv}",
+        "forward corp.test { upstream 127.0.0.1:5301 127.0.0.1:5302  "
+        "policy order }",
+        "forward Multi.Line.TEST {",
+        "\tupstream 127.0.0.1:5303   # a comment inside the block",
+        "\tpolicy order",
+        "}",
+        "forward . { upstream 127.0.0.1:5304 }",
+    ]
+
+
+def _write(tmp_path, lines, name="test.conf"):
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _error_lines(path, stderr):
+    """The line numbers named in `file:line:` diagnostics about path."""
+    return {int(n) for n in re.findall(rf"{re.escape(path.name)}:(\d+):",
+                                       stderr)}
+
+
+def test_check_good_config(tmp_path):
+    path = _write(tmp_path, _good_lines(tmp_path))
+    r = run_check(binary_path(), path)
+    assert r.returncode == 0, r.stderr
+    assert not _error_lines(path, r.stderr), r.stderr
+
+
+def test_check_good_config_with_resolv_conf_upstream(tmp_path):
+    # `upstream resolv.conf` reads the file the test wrote (loopback only)
+    lines = _good_lines(tmp_path)
+    lines[-1] = "forward . { upstream resolv.conf }"
+    path = _write(tmp_path, lines)
+    r = run_check(binary_path(), path)
+    assert r.returncode == 0, r.stderr
+
+
+BAD = [
+    # id, the bad line
+    ("unknown-directive", "frobnicate yes"),
+    ("bad-size", "cache-size 12q"),
+    ("bad-duration", "max-ttl soon"),
+    ("port-out-of-range", "listen 127.0.0.1:65536"),
+    ("bad-upstream", "forward bad.test { upstream 127.0.0.1:notaport }"),
+    ("bad-policy", "forward pol.test { upstream 127.0.0.1:5305  "
+                   "policy sometimes }"),
+    ("missing-argument", "query-timeout"),
+]
+
+
+@pytest.mark.parametrize("bad", [b[1] for b in BAD], ids=[b[0] for b in BAD])
+def test_check_bad_config_names_the_line(tmp_path, bad):
+    lines = _good_lines(tmp_path)
+    lines.insert(3, bad)
+    bad_line = 4            # lines[3] is line 4 of the file
+    path = _write(tmp_path, lines)
+    r = run_check(binary_path(), path)
+    assert r.returncode != 0, f"accepted {bad!r}:\n{r.stderr}"
+    assert bad_line in _error_lines(path, r.stderr), r.stderr
+
+
+def test_check_reports_every_error(tmp_path):
+    lines = _good_lines(tmp_path)
+    lines.insert(2, "cache-size lots")      # line 3
+    lines.insert(5, "frobnicate yes")       # line 6
+    path = _write(tmp_path, lines)
+    r = run_check(binary_path(), path)
+    assert r.returncode != 0
+    assert {3, 6} <= _error_lines(path, r.stderr), r.stderr
+
+
+def test_check_missing_file(tmp_path):
+    r = run_check(binary_path(), tmp_path / "no-such.conf")
+    assert r.returncode != 0
+    assert "no-such.conf" in r.stderr, r.stderr

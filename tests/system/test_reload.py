@@ -1,0 +1,99 @@
+"""SIGHUP rereads the config: parse the new one, then swap (STYLE.md 6).
+A broken file changes nothing (and is reported as `file:line: message`);
+a good one takes effect, and the cache survives it.
+
+Two upstreams serve reload.test with different addresses, so each answer
+tells where it came from:
+  A  the session named (zones/reload.test.zone):   192.0.2.6x/7x/8x/91
+  B  started here (B_ZONE below):                  192.0.2.6x/7x/8x/92
+"""
+
+import re
+import time
+
+import dns.rcode
+
+from dnstest import checks, query
+from dnstest.daemon import Forward
+
+B_ZONE = """\
+$TTL 300
+@               300 IN SOA  ns.reload.test. hostmaster.reload.test. 1 3600 600 86400 60
+@               300 IN NS   ns
+ns              300 IN A    127.0.0.1
+cached          300 IN A    192.0.2.62
+broken          300 IN A    192.0.2.72
+after           300 IN A    192.0.2.82
+*.probe         300 IN A    192.0.2.92
+"""
+
+
+def _addr(d, name):
+    r = query.udp(d.port, name)
+    assert r.rcode == dns.rcode.NOERROR, r.text()
+    return query.addresses(r)
+
+
+def _wait_for_routing(d, addr, timeout=5.0):
+    """Poll until the new routing answers. Each try asks a name never asked
+    before (the wildcard *.probe.reload.test), so no try can be answered
+    from, or leave anything in, the cache: it shows where that very query
+    was forwarded."""
+    deadline = time.monotonic() + timeout
+    i = 0
+    while True:
+        i += 1
+        got = query.addresses(query.udp(d.port, f"p{i}.probe.reload.test"))
+        if got == {addr}:
+            return
+        assert time.monotonic() < deadline, \
+            f"still answered {got} {timeout}s after SIGHUP, want {addr}"
+        time.sleep(0.05)
+
+
+def test_sighup_broken_config_keeps_old_then_good_config_applies(
+        dnsdamper, bind, new_bind):
+    b = new_bind("reload-b", {"reload.test": B_ZONE})
+    d = dnsdamper([Forward(".", [bind])])
+    mark_a = bind.mark()
+
+    # 1. everything goes to A; `cached` is cached
+    assert _addr(d, "cached.reload.test") == {"192.0.2.61"}
+    assert bind.count("cached.reload.test", since=mark_a) == 1
+
+    # 2. a broken config that would also move reload.test to B: nothing of
+    # it may take effect, not even the good lines before the error
+    good = d.config([Forward("reload.test", [b]), Forward(".", [bind])])
+    lines = good.splitlines()
+    lines.insert(2, "cache-size lots")          # not a size
+    broken_line = 3                              # lines[2] is line 3
+    mark_log = d.reload("\n".join(lines) + "\n")
+    m = d.wait_log(rf"{re.escape(d.conf_path.name)}:(\d+):", since=mark_log)
+    assert int(m.group(1)) == broken_line, m.group(0)
+    d.assert_alive()
+    assert _addr(d, "broken.reload.test") == {"192.0.2.71"}    # from A
+    checks.still_serving(d)
+
+    # 3. the good config: reload.test to B
+    mark_b = b.mark()
+    mark_a = bind.mark()
+    d.reload(good)
+    _wait_for_routing(d, "192.0.2.92")
+    assert _addr(d, "after.reload.test") == {"192.0.2.82"}      # from B
+    assert b.count("after.reload.test", since=mark_b) == 1
+    assert bind.count("after.reload.test", since=mark_a) == 0
+    # the entry cached before the reload survives it: still A's address,
+    # and neither named was asked again
+    assert _addr(d, "cached.reload.test") == {"192.0.2.61"}
+    assert bind.count("cached.reload.test", since=mark_a) == 0
+    assert b.count("cached.reload.test", since=mark_b) == 0
+    d.assert_alive()
+
+
+def test_sighup_same_config_keeps_serving(dd):
+    mark = dd.reload()
+    time.sleep(0.3)
+    checks.still_serving(dd)
+    # no `file:line:` diagnostics: the file is as valid as before
+    assert not re.search(rf"{re.escape(dd.conf_path.name)}:\d+:",
+                         dd.stderr(mark)), dd.stderr(mark)
