@@ -169,7 +169,7 @@ START_TEST(nxdomain_soa_ttl_below)
 	ck_assert_uint_eq(ldns_pkt_nscount(p), 1);
 	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_AUTHORITY, 0), 100);
 	ldns_pkt_free(p);
-	lookup(&fx, T0 + 119999, CACHE_FRESH);
+	ldns_pkt_free(lookup(&fx, T0 + 119999, CACHE_FRESH));
 	lookup(&fx, T0 + 120000, CACHE_ABSENT);
 	fx_fini(&fx);
 }
