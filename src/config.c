@@ -72,6 +72,41 @@ config_check_loop(const struct config *conf, const struct config_forward *fw,
 	}
 }
 
+/*
+ * Zone budgets must fit in max-inflight, leaving at least one for each
+ * zone without its own, so that no zone can take another's share.
+ */
+static void
+config_check_budgets(const struct config *conf, struct parse_run *run)
+{
+	const struct config_forward *fw;
+	const struct parse_seen *at;
+	uint64_t sum = 0;
+	size_t i, shared = 0;
+
+	for (i = 0; i < conf->n_forwards; i++) {
+		fw = &conf->forwards[i];
+		if (fw->max_inflight == 0) {
+			shared++;
+			continue;
+		}
+		sum += fw->max_inflight;
+		if (sum + shared <= conf->max_inflight)
+			continue;
+		parse_error(run, fw->where.file, fw->where.line,
+		    "forward \"%s\": max-inflight %u: the zones would need "
+		    "%llu of max-inflight %u", fw->zone, fw->max_inflight,
+		    (unsigned long long)(sum + shared), conf->max_inflight);
+		return;
+	}
+	at = parse_seen(run, "max-inflight");
+	if (sum + shared > conf->max_inflight)
+		parse_error(run, at->line > 0 ? at->file : conf->source !=
+		    NULL ? conf->source : CONFIG_BUILTIN, at->line,
+		    "max-inflight %u leaves less than 1 for each of the %zu "
+		    "zones without their own", conf->max_inflight, shared);
+}
+
 /* Append the nameservers of conf->resolv_conf to fw's upstreams. */
 static void
 config_expand(struct config *conf, struct config_forward *fw,
@@ -127,6 +162,7 @@ config_read(struct config *conf, const char *path, struct parse_run *run)
 	for (i = 0; i < sizeof(config_orders) / sizeof(config_orders[0]);
 	    i++)
 		config_check_order(conf, run, &config_orders[i]);
+	config_check_budgets(conf, run);
 }
 
 int

@@ -13,7 +13,9 @@
 /* How a forward zone picks among its healthy upstreams. */
 enum config_policy {
 	CONFIG_POLICY_ORDER = 0,	/* first healthy in list order */
-	CONFIG_POLICY_RANDOM		/* uniformly random healthy one */
+	CONFIG_POLICY_RANDOM,		/* uniformly random healthy one */
+	CONFIG_POLICY_FASTEST,		/* lowest smoothed RTT, exploring */
+	CONFIG_POLICY_HASH		/* rendezvous hash of the qname */
 };
 
 /* Where a directive was read, for `file:line: message` diagnostics. */
@@ -31,6 +33,7 @@ struct config_forward {
 	size_t			 n_upstreams;
 	int			 use_resolv_conf; /* `upstream resolv.conf` */
 	enum config_policy	 policy;
+	uint32_t		 max_inflight;	/* 0: a share of the global */
 	struct config_where	 where;
 };
 
@@ -58,6 +61,13 @@ struct config {
 	uint32_t		 tcp_idle_timeout; /* ms, RFC 7766 */
 	uint32_t		 max_inflight;	/* upstream queries at once */
 	int			 randomize_case; /* 0x20, boolean */
+	int			 serve_stale;	/* RFC 8767, boolean */
+	uint32_t		 stale_max_age;	/* seconds */
+	uint32_t		 stale_answer_ttl; /* seconds */
+	uint32_t		 client_timeout; /* ms */
+	uint32_t		 stale_refresh_interval; /* seconds */
+	int			 prefetch;	/* boolean */
+	int			 srv_prefetch_targets; /* boolean */
 };
 
 /*

@@ -104,6 +104,10 @@ static int	parse_body(struct parse_src *,
 	  PARSE_FIELD(struct config, f), .min = (lo), .max = (hi),	\
 	  .def = (dflt) }
 
+#define PARSE_BOOL(n, f, dflt)						\
+	{ .name = (n), .kind = PARSE_ENUM, PARSE_FIELD(struct config, f),\
+	  .names = parse_bool_names, .def = (dflt) }
+
 #define PARSE_SPECIAL(n, fn)						\
 	{ .name = (n), .kind = PARSE_SPECIAL, .flags = PARSE_REPEAT,	\
 	  .handler = (fn) }
@@ -117,6 +121,8 @@ static const struct parse_name parse_bool_names[] = {
 static const struct parse_name parse_policy_names[] = {
 	{ "order", CONFIG_POLICY_ORDER },
 	{ "random", CONFIG_POLICY_RANDOM },
+	{ "fastest", CONFIG_POLICY_FASTEST },
+	{ "hash", CONFIG_POLICY_HASH },
 	{ NULL, 0 }
 };
 
@@ -156,9 +162,22 @@ const struct parse_directive parse_top[] = {
 	PARSE_NUM("max-inflight", PARSE_NUMBER, PARSE_UNIT_NONE, max_inflight,
 	    1, 1000000, 1024),
 	/* draft-vixie-dnsext-dns0x20 */
-	{ .name = "randomize-case", .kind = PARSE_ENUM,
-	  PARSE_FIELD(struct config, randomize_case),
-	  .names = parse_bool_names, .def = 1 },
+	PARSE_BOOL("randomize-case", randomize_case, 1),
+	/* RFC 8767 §5: serve stale data, 1 to 3 days of it. */
+	PARSE_BOOL("serve-stale", serve_stale, 1),
+	PARSE_NUM("stale-max-age", PARSE_DURATION, PARSE_UNIT_S,
+	    stale_max_age, 0, 30 * PARSE_DAY, PARSE_DAY),
+	/* RFC 8767 §4: stale answers carry a TTL of 30 s. */
+	PARSE_NUM("stale-answer-ttl", PARSE_DURATION, PARSE_UNIT_S,
+	    stale_answer_ttl, 1, PARSE_HOUR, 30),
+	/* RFC 8767 §5: the client response timer, 1.8 s. */
+	PARSE_NUM("client-timeout", PARSE_DURATION, PARSE_UNIT_MS,
+	    client_timeout, 0, 60000, 1800),
+	/* RFC 8767 §5: the failure recheck timer, 30 s. */
+	PARSE_NUM("stale-refresh-interval", PARSE_DURATION, PARSE_UNIT_S,
+	    stale_refresh_interval, 1, PARSE_HOUR, 30),
+	PARSE_BOOL("prefetch", prefetch, 1),
+	PARSE_BOOL("srv-prefetch-targets", srv_prefetch_targets, 1),
 	PARSE_SPECIAL("listen", parse_listen),
 	PARSE_SPECIAL("forward", parse_forward),
 	PARSE_SPECIAL("include", parse_include),
@@ -170,6 +189,10 @@ const struct parse_directive parse_forward_block[] = {
 	{ .name = "policy", .kind = PARSE_ENUM,
 	  PARSE_FIELD(struct config_forward, policy),
 	  .names = parse_policy_names, .def = CONFIG_POLICY_ORDER },
+	/* 0: an even share of what the other zones leave of max-inflight. */
+	{ .name = "max-inflight", .kind = PARSE_NUMBER,
+	  PARSE_FIELD(struct config_forward, max_inflight),
+	  .min = 0, .max = 1000000, .def = 0 },
 	{ .name = NULL }
 };
 

@@ -15,6 +15,7 @@
 #include "check_main.h"
 #include "config.h"
 #include "log.h"
+#include "parse.h"
 #include "resolvconf.h"
 #include "testutil.h"
 
@@ -105,6 +106,31 @@ find_forward(const struct config *conf, const char *zone)
 	return NULL;
 }
 
+/* Every scalar of a directive table equal in a and b (structs of it). */
+static void
+assert_scalars_equal(const struct parse_directive *table, const void *a,
+    const void *b)
+{
+	const struct parse_directive *d;
+
+	for (d = table; d->name != NULL; d++) {
+		if (d->kind == PARSE_SPECIAL)
+			continue;
+		if (d->kind == PARSE_STRING) {
+			ck_assert_str_eq(*(char *const *)((const char *)a +
+			    d->offset), *(char *const *)((const char *)b +
+			    d->offset));
+			continue;
+		}
+		ck_assert_msg(parse_get(d, a, d->offset) ==
+		    parse_get(d, b, d->offset), "%s differs", d->name);
+		if (d->flags & PARSE_PAIR)
+			ck_assert_msg(parse_get(d, a, d->offset_max) ==
+			    parse_get(d, b, d->offset_max), "%s max differs",
+			    d->name);
+	}
+}
+
 /* Equal as configurations: where things were read is not compared. */
 static void
 assert_config_equal(const struct config *a, const struct config *b)
@@ -112,20 +138,7 @@ assert_config_equal(const struct config *a, const struct config *b)
 	const struct config_forward *fa, *fb;
 	size_t i, j;
 
-	ck_assert_str_eq(a->resolv_conf, b->resolv_conf);
-	ck_assert_uint_eq(a->cache_size, b->cache_size);
-	ck_assert_uint_eq(a->max_ttl, b->max_ttl);
-	ck_assert_uint_eq(a->min_ttl, b->min_ttl);
-	ck_assert_uint_eq(a->max_negative_ttl, b->max_negative_ttl);
-	ck_assert_uint_eq(a->failure_ttl, b->failure_ttl);
-	ck_assert_uint_eq(a->edns_buffer_size, b->edns_buffer_size);
-	ck_assert_uint_eq(a->upstream_timeout_min, b->upstream_timeout_min);
-	ck_assert_uint_eq(a->upstream_timeout_max, b->upstream_timeout_max);
-	ck_assert_uint_eq(a->query_timeout, b->query_timeout);
-	ck_assert_uint_eq(a->tcp_clients, b->tcp_clients);
-	ck_assert_uint_eq(a->tcp_idle_timeout, b->tcp_idle_timeout);
-	ck_assert_uint_eq(a->max_inflight, b->max_inflight);
-	ck_assert_int_eq(a->randomize_case, b->randomize_case);
+	assert_scalars_equal(parse_top, a, b);
 	ck_assert_uint_eq(a->n_listen, b->n_listen);
 	for (i = 0; i < a->n_listen; i++)
 		ck_assert(addr_equal(&a->listen[i], &b->listen[i]));
@@ -134,7 +147,7 @@ assert_config_equal(const struct config *a, const struct config *b)
 		fa = &a->forwards[i];
 		fb = &b->forwards[i];
 		ck_assert_str_eq(fa->zone, fb->zone);
-		ck_assert_int_eq(fa->policy, fb->policy);
+		assert_scalars_equal(parse_forward_block, fa, fb);
 		ck_assert_int_eq(fa->use_resolv_conf, fb->use_resolv_conf);
 		ck_assert_uint_eq(fa->n_upstreams, fb->n_upstreams);
 		for (j = 0; j < fa->n_upstreams; j++)
@@ -217,7 +230,15 @@ START_TEST(test_every_directive)
 	    "tcp-idle-timeout 1h\n"
 	    "max-inflight 7\n"
 	    "randomize-case no\n"
-	    "forward . { upstream 192.0.2.1 }\n", &conf);
+	    "serve-stale no\n"
+	    "stale-max-age 3d\n"
+	    "stale-answer-ttl 10s\n"
+	    "client-timeout 0\n"
+	    "stale-refresh-interval 1m\n"
+	    "prefetch no\n"
+	    "srv-prefetch-targets no\n"
+	    "forward . { upstream 192.0.2.1 policy hash max-inflight 5 }\n",
+	    &conf);
 	ck_assert_uint_eq(conf.n_listen, 3);
 	assert_addr(&conf.listen[0], "127.0.0.1:5300");
 	assert_addr(&conf.listen[1], "[::1]:5300");
@@ -236,11 +257,20 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(conf.tcp_idle_timeout, 3600 * 1000);
 	ck_assert_uint_eq(conf.max_inflight, 7);
 	ck_assert_int_eq(conf.randomize_case, 0);
+	ck_assert_int_eq(conf.serve_stale, 0);
+	ck_assert_uint_eq(conf.stale_max_age, 3 * 86400);
+	ck_assert_uint_eq(conf.stale_answer_ttl, 10);
+	ck_assert_uint_eq(conf.client_timeout, 0);
+	ck_assert_uint_eq(conf.stale_refresh_interval, 60);
+	ck_assert_int_eq(conf.prefetch, 0);
+	ck_assert_int_eq(conf.srv_prefetch_targets, 0);
 	ck_assert_uint_eq(conf.n_forwards, 1);
 	fw = &conf.forwards[0];
 	ck_assert_int_eq(fw->use_resolv_conf, 0);
+	ck_assert_int_eq(fw->policy, CONFIG_POLICY_HASH);
+	ck_assert_uint_eq(fw->max_inflight, 5);
 	ck_assert_str_eq(fw->where.file, "x.conf");
-	ck_assert_int_eq(fw->where.line, 17);
+	ck_assert_int_eq(fw->where.line, 24);
 	config_free(&conf);
 }
 END_TEST
@@ -445,8 +475,30 @@ static const struct error_case {
 	  "x.conf:2: forward \"a.\": duplicate zone (first at x.conf:1)\n" },
 	{ "forward a {\n  upstream 192.0.2.1\n  polcy order\n}\n",
 	  "x.conf:3: unknown directive \"polcy\" in forward block\n" },
-	{ "forward a { upstream 192.0.2.1; policy fastest }\n",
-	  "x.conf:1: policy: \"fastest\" is not order or random\n" },
+	{ "forward a { upstream 192.0.2.1; policy fastes }\n",
+	  "x.conf:1: policy: \"fastes\" is not order, random, fastest or "
+	  "hash\n" },
+	{ "client-timeout 61s\n",
+	  "x.conf:1: client-timeout: 61s is out of range (0s to 1m)\n" },
+	{ "stale-max-age 31d\n",
+	  "x.conf:1: stale-max-age: 31d is out of range (0s to 30d)\n" },
+	{ "stale-answer-ttl 0\n",
+	  "x.conf:1: stale-answer-ttl: 0 is out of range (1s to 1h)\n" },
+	{ "serve-stale maybe\n",
+	  "x.conf:1: serve-stale: \"maybe\" is not yes or no\n" },
+	{ "forward b { upstream 192.0.2.1; max-inflight 2000000 }\n",
+	  "x.conf:1: max-inflight: 2000000 is out of range (0 to 1000000)\n" },
+	{ "max-inflight 100\n"
+	  "forward a { upstream 192.0.2.1 max-inflight 60 }\n"
+	  "forward b { upstream 192.0.2.1 max-inflight 50 }\n"
+	  "forward . { upstream 192.0.2.1 }\n",
+	  "x.conf:3: forward \"b.\": max-inflight 50: the zones would need "
+	  "110 of max-inflight 100\n" },
+	{ "max-inflight 100\n"
+	  "forward a { upstream 192.0.2.1 max-inflight 100 }\n"
+	  "forward . { upstream 192.0.2.1 }\n",
+	  "x.conf:1: max-inflight 100 leaves less than 1 for each of the 1 "
+	  "zones without their own\n" },
 	{ "forward a {\n upstream 192.0.2.1\n policy order\n"
 	  " policy random\n}\n",
 	  "x.conf:4: duplicate directive \"policy\" (first at x.conf:3)\n" },
@@ -816,17 +868,26 @@ START_TEST(test_print_canonical)
 	    "tcp-idle-timeout 10s\n"
 	    "max-inflight 1024\n"
 	    "randomize-case yes\n"
+	    "serve-stale yes\n"
+	    "stale-max-age 1d\n"
+	    "stale-answer-ttl 30s\n"
+	    "client-timeout 1800ms\n"
+	    "stale-refresh-interval 30s\n"
+	    "prefetch yes\n"
+	    "srv-prefetch-targets yes\n"
 	    "listen [::1]:5300\n"
 	    "\n"
 	    "forward consul. {\n"
 	    "\tupstream 127.0.0.1:8600\n"
 	    "\tpolicy order\n"
+	    "\tmax-inflight 0\n"
 	    "}\n"
 	    "\n"
 	    "forward . {\n"
 	    "\tupstream resolv.conf\n"
 	    "\t# from resolv.conf: 192.0.2.1:53 192.0.2.2:53\n"
 	    "\tpolicy order\n"
+	    "\tmax-inflight 0\n"
 	    "}\n");
 	testutil_capture_free(&c);
 	config_free(&conf);
@@ -856,8 +917,15 @@ START_TEST(test_print_round_trip)
 	    "tcp-idle-timeout 3599999ms\n"
 	    "max-inflight 1000000\n"
 	    "randomize-case no\n"
+	    "serve-stale no\n"
+	    "stale-max-age 0\n"
+	    "stale-answer-ttl 1h\n"
+	    "client-timeout 1ms\n"
+	    "stale-refresh-interval 1s\n"
+	    "prefetch no\n"
+	    "srv-prefetch-targets no\n"
 	    "forward corp.example { upstream 10.0.0.53 10.0.1.53:5353 "
-	    "policy random }\n"
+	    "policy fastest max-inflight 10 }\n"
 	    "forward 10.in-addr.arpa { upstream [2001:db8::1]:53 }\n"
 	    "forward Lab.Corp.Example. { upstream resolv.conf }\n", &a);
 	testutil_capture_start(&c1);
