@@ -7,7 +7,11 @@
 #include "log.h"
 #include "upstream.h"
 
+/* Probability 1/EXPLORE that `fastest` tries another upstream first. */
+#define FASTEST_EXPLORE	16
+
 static struct upstream *registry;
+static unsigned n_down;
 static uint32_t timeout_min = 50, timeout_max = 2000;
 
 struct upstream *
@@ -43,18 +47,21 @@ upstream_unref(struct upstream *u)
 			*pp = u->next;
 			break;
 		}
+	n_down -= u->down;
 	free(u);
 }
 
 void
-upstream_set_timeouts(uint32_t min_ms, uint32_t max_ms)
+upstream_reconfigure(uint32_t min_ms, uint32_t max_ms)
 {
 	struct upstream *u;
 
 	timeout_min = min_ms;
 	timeout_max = max_ms;
-	for (u = registry; u != NULL; u = u->next)
+	for (u = registry; u != NULL; u = u->next) {
 		rtt_clamp(&u->rtt, min_ms, max_ms);
+		u->loop = u->loop_checked = 0;
+	}
 }
 
 uint32_t
@@ -66,21 +73,60 @@ upstream_rto(const struct upstream *u)
 void
 upstream_answered(struct upstream *u, uint32_t rtt_ms)
 {
+	u->counters.answers++;
 	rtt_sample(&u->rtt, rtt_ms, timeout_min, timeout_max);
 	u->fails = 0;
+	if (u->down) {
+		u->down = 0;
+		n_down--;
+		log_info("upstream %s is up again", u->name);
+	}
+}
+
+/* One more failure in a row; enough of them mark u down. */
+static void
+count_failure(struct upstream *u, uint64_t now)
+{
+	if (++u->fails < UPSTREAM_DOWN_AFTER || u->down)
+		return;
+	u->down = 1;
+	n_down++;
+	u->probe_backoff = UPSTREAM_PROBE_FIRST;
+	u->next_probe = now + u->probe_backoff;
+	log_warnx("upstream %s is down after %u failures in a row; probing "
+	    "it", u->name, u->fails);
 }
 
 void
-upstream_failed(struct upstream *u)
+upstream_failed(struct upstream *u, uint64_t now)
 {
-	u->fails++;
+	u->counters.failures++;
+	count_failure(u, now);
 }
 
 void
-upstream_timed_out(struct upstream *u, uint32_t used_ms)
+upstream_timed_out(struct upstream *u, uint32_t used_ms, uint64_t now)
 {
+	u->counters.timeouts++;
 	rtt_timeout(&u->rtt, used_ms, timeout_min, timeout_max);
-	u->fails++;
+	count_failure(u, now);
+}
+
+int
+upstream_probe_due(struct upstream *u, uint64_t now)
+{
+	if (!u->down || u->loop || now < u->next_probe)
+		return 0;
+	u->probe_backoff = u->probe_backoff >= UPSTREAM_PROBE_MAX / 2 ?
+	    UPSTREAM_PROBE_MAX : u->probe_backoff * 2;
+	u->next_probe = now + u->probe_backoff;
+	return 1;
+}
+
+int
+upstream_any_down(void)
+{
+	return n_down > 0;
 }
 
 void
@@ -92,20 +138,129 @@ upstream_no_case(struct upstream *u)
 	u->no_case = 1;
 }
 
+void
+upstream_loop(struct upstream *u)
+{
+	if (!u->loop)
+		log_warnx("upstream %s sends our queries back to us (a "
+		    "forwarding loop); not using it until reload", u->name);
+	u->loop = 1;
+}
+
+/* A stable 64-bit mix (SplitMix64 finaliser) of FNV-1a over the bytes. */
+static uint64_t
+mix(uint64_t h, const uint8_t *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
+}
+
+uint64_t
+upstream_rendezvous_weight(const struct upstream *u, const uint8_t *qname,
+    size_t qname_len)
+{
+	/* No secret: the same name maps the same way on every host. */
+	return mix(addr_hash(&u->addr), qname, qname_len);
+}
+
+struct ranked {
+	struct upstream	*u;
+	uint64_t	 key;	/* sort key, lowest first */
+	size_t		 pos;	/* list position: stable ties */
+};
+
+static int
+ranked_cmp(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static uint64_t
+sort_key(const struct upstream *u, enum config_policy policy,
+    const uint8_t *qname, size_t qname_len, size_t pos)
+{
+	switch (policy) {
+	case CONFIG_POLICY_RANDOM:
+		return arc4random();
+	case CONFIG_POLICY_FASTEST:
+		return u->rtt.measured ? u->rtt.srtt + 1 : 0;
+	case CONFIG_POLICY_HASH:
+		/* Highest weight first; equal weights by address. */
+		return ~upstream_rendezvous_weight(u, qname, qname_len);
+	default:
+		return pos;
+	}
+}
+
+/* For hash ties (2^-64), order by address so every host agrees. */
+static int
+ranked_cmp_hash(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return memcmp(&x->u->addr.ss, &y->u->addr.ss,
+	    sizeof(x->u->addr.ss));
+}
+
 size_t
 upstream_order(struct upstream *const *pool, size_t n,
-    enum config_policy policy, struct upstream **out)
+    enum config_policy policy, const uint8_t *qname, size_t qname_len,
+    struct upstream **out)
 {
-	struct upstream *tmp;
-	size_t i, j;
+	struct ranked r[64], *rp = r;
+	size_t i, k = 0, up = 0, pick;
+	struct ranked tmp;
 
-	memcpy(out, pool, n * sizeof(*out));
-	if (policy == CONFIG_POLICY_RANDOM)
-		for (i = n; i > 1; i--) {	/* Fisher-Yates */
-			j = arc4random_uniform((uint32_t)i);
-			tmp = out[i - 1];
-			out[i - 1] = out[j];
-			out[j] = tmp;
-		}
-	return n;
+	if (n > sizeof(r) / sizeof(r[0]) &&
+	    (rp = calloc(n, sizeof(*rp))) == NULL)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (pool[i]->loop)
+			continue;
+		rp[k].u = pool[i];
+		rp[k].pos = i;
+		/* The top bit puts every down upstream after the up ones. */
+		rp[k].key = sort_key(pool[i], policy, qname, qname_len, i) >> 1 |
+		    (uint64_t)pool[i]->down << 63;
+		up += !pool[i]->down;
+		k++;
+	}
+	qsort(rp, k, sizeof(*rp), policy == CONFIG_POLICY_HASH ?
+	    ranked_cmp_hash : ranked_cmp);
+	if (policy == CONFIG_POLICY_FASTEST && up > 1 &&
+	    arc4random_uniform(FASTEST_EXPLORE) == 0) {
+		pick = 1 + arc4random_uniform((uint32_t)(up - 1));
+		tmp = rp[0];
+		rp[0] = rp[pick];
+		rp[pick] = tmp;
+	}
+	for (i = 0; i < k; i++)
+		out[i] = rp[i].u;
+	if (rp != r)
+		free(rp);
+	return k;
+}
+
+int
+upstream_all_down(struct upstream *const *pool, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!pool[i]->down && !pool[i]->loop)
+			return 0;
+	return 1;
 }

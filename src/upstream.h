@@ -1,8 +1,11 @@
 /*
- * upstream.h: upstream servers and their measured state (RTT, failures),
- * and the order in which a forward zone's pool is tried. One object per
+ * upstream.h: upstream servers and their measured state: RTT (RFC 6298),
+ * consecutive failures, up or down, re-probe back-off, loops; and the order
+ * in which a forward zone's pool is tried under its policy. One object per
  * address, shared by every zone that names it and kept across reloads, so
- * what was learnt about a server survives a config change.
+ * what was learnt about a server survives a config change. Configured
+ * state is intent; answers are the fact: only an answer marks one up.
+ * Times are monotonic ms.
  */
 #ifndef DNSDAMPER_UPSTREAM_H
 #define DNSDAMPER_UPSTREAM_H
@@ -14,13 +17,34 @@
 #include "config.h"
 #include "rtt.h"
 
+/* Consecutive failures (timeouts, SERVFAIL, REFUSED, unreachable) after
+ * which an upstream is marked down. */
+#define UPSTREAM_DOWN_AFTER	3
+/* Re-probe back-off of a down upstream: from 1 s, doubling, up to 60 s. */
+#define UPSTREAM_PROBE_FIRST	1000
+#define UPSTREAM_PROBE_MAX	60000
+
+struct upstream_counters {
+	uint64_t	queries;	/* sent, UDP and TCP */
+	uint64_t	answers;	/* usable answers */
+	uint64_t	timeouts;
+	uint64_t	failures;	/* SERVFAIL, REFUSED, unreachable... */
+	uint64_t	tc_retries;
+};
+
 struct upstream {
 	struct addr	 addr;
 	char		 name[ADDR_STRLEN];	/* "192.0.2.1:53" */
 	unsigned	 refs;
 	struct rtt	 rtt;
 	uint32_t	 fails;		/* consecutive failures */
+	int		 down;		/* skipped while others are up */
+	uint64_t	 next_probe;	/* when down: next probe, ms */
+	uint32_t	 probe_backoff;	/* when down: ms */
 	int		 no_case;	/* does not echo 0x20 case */
+	int		 loop;		/* forwards our queries back to us */
+	int		 loop_checked;	/* a loop probe was sent to it */
+	struct upstream_counters counters;
 	struct upstream	*next;		/* registry chain */
 };
 
@@ -35,23 +59,41 @@ struct upstream *upstream_get(const struct addr *a);
 void	upstream_unref(struct upstream *u);
 
 /*
- * upstream_set_timeouts: the [min, max] bounds of every upstream's
- * retransmission timeout, in ms (config upstream-timeout); existing RTOs
- * are re-clamped.
+ * upstream_reconfigure: at start and reload: the [min, max] bounds of every
+ * upstream's retransmission timeout in ms (config upstream-timeout), with
+ * existing RTOs re-clamped; and every upstream may be checked for a loop
+ * again (the configuration that made it one may have changed).
  */
-void	upstream_set_timeouts(uint32_t min_ms, uint32_t max_ms);
+void	upstream_reconfigure(uint32_t min_ms, uint32_t max_ms);
 
 /* upstream_rto: the timeout to use for the next query to u, in ms. */
 uint32_t upstream_rto(const struct upstream *u);
 
-/* upstream_answered: u answered usefully after rtt_ms milliseconds. */
+/*
+ * upstream_answered: u answered usefully rtt_ms after the query; it is up
+ * (again, logged) and its failures are forgotten.
+ */
 void	upstream_answered(struct upstream *u, uint32_t rtt_ms);
 
-/* upstream_failed: u answered SERVFAIL/REFUSED/garbage, or refused us. */
-void	upstream_failed(struct upstream *u);
+/*
+ * upstream_failed: u answered SERVFAIL/REFUSED/garbage, or the kernel
+ * reported it unreachable, at now. UPSTREAM_DOWN_AFTER in a row mark it
+ * down (logged) with its first probe UPSTREAM_PROBE_FIRST ms later.
+ */
+void	upstream_failed(struct upstream *u, uint64_t now);
 
-/* upstream_timed_out: a query sent to u with timeout used_ms was lost. */
-void	upstream_timed_out(struct upstream *u, uint32_t used_ms);
+/* upstream_timed_out: a query sent at timeout used_ms got no answer by
+ * now; counts as a failure and backs the RTO off (RFC 6298 §5.5). */
+void	upstream_timed_out(struct upstream *u, uint32_t used_ms, uint64_t now);
+
+/*
+ * upstream_probe_due: 1 if u is down and its probe time has come, in which
+ * case the next one is scheduled after a doubled back-off; else 0.
+ */
+int	upstream_probe_due(struct upstream *u, uint64_t now);
+
+/* upstream_any_down: 1 if some upstream is down (probes are needed). */
+int	upstream_any_down(void);
 
 /*
  * upstream_no_case: u answered with the question's case changed, so 0x20
@@ -59,12 +101,31 @@ void	upstream_timed_out(struct upstream *u, uint32_t used_ms);
  */
 void	upstream_no_case(struct upstream *u);
 
+/* upstream_loop: u sent our own query back to us: never use it again
+ * until reload (logged as an error, not fatal). */
+void	upstream_loop(struct upstream *u);
+
 /*
- * upstream_order: write into out (n slots) the pool's n upstreams in the
- * order a query should try them under policy: `order` keeps list order,
- * `random` a uniformly random permutation. Returns n.
+ * upstream_order: write into out the upstreams of pool (n of them) that a
+ * query for qname (wire, folded, qname_len octets) should try, in order:
+ * those up first, then those down; never a loop. Among each, `order` keeps
+ * list order; `random` is a uniform permutation; `fastest` sorts by
+ * smoothed RTT (unmeasured first; ties in list order) but sends about one
+ * query in 16 to another up upstream first, so a recovered one is measured
+ * again; `hash` is rendezvous (highest random weight) hashing of qname over
+ * the upstreams, ties broken by address, so a name sticks to one upstream
+ * and a change of pool moves only the names of the upstream added or
+ * removed. Returns how many were written (at most n).
  */
 size_t	upstream_order(struct upstream *const *pool, size_t n,
-	    enum config_policy policy, struct upstream **out);
+	    enum config_policy policy, const uint8_t *qname, size_t qname_len,
+	    struct upstream **out);
+
+/* upstream_all_down: 1 if no upstream of pool (n) is up and usable. */
+int	upstream_all_down(struct upstream *const *pool, size_t n);
+
+/* upstream_rendezvous_weight: hash policy weight of u for qname. */
+uint64_t upstream_rendezvous_weight(const struct upstream *u,
+	    const uint8_t *qname, size_t qname_len);
 
 #endif

@@ -35,7 +35,7 @@ zone_name_to_wire(const char *str, uint8_t *out, size_t *len)
 }
 
 static int
-zone_init(struct zone *z, const struct config_forward *fw)
+zone_init(struct zone *z, const struct config_forward *fw, uint32_t share)
 {
 	size_t i;
 
@@ -54,6 +54,7 @@ zone_init(struct zone *z, const struct config_forward *fw)
 		z->n_upstreams++;
 	}
 	z->policy = fw->policy;
+	z->max_inflight = fw->max_inflight > 0 ? fw->max_inflight : share;
 	return 0;
 }
 
@@ -79,10 +80,31 @@ zone_table_free(struct zone_table *t)
 	free(t);
 }
 
+/* What max-inflight leaves after the zones with their own, split evenly. */
+static uint32_t
+zone_share(const struct config *conf)
+{
+	uint64_t left = conf->max_inflight;
+	size_t i, shared = 0;
+
+	for (i = 0; i < conf->n_forwards; i++) {
+		if (conf->forwards[i].max_inflight == 0)
+			shared++;
+		else if (left > conf->forwards[i].max_inflight)
+			left -= conf->forwards[i].max_inflight;
+		else
+			left = 0;
+	}
+	if (shared == 0 || left / shared == 0)
+		return 1;
+	return (uint32_t)(left / shared);
+}
+
 struct zone_table *
 zone_table_new(const struct config *conf)
 {
 	struct zone_table *t;
+	uint32_t share;
 	int saved;
 
 	if ((t = calloc(1, sizeof(*t))) == NULL)
@@ -91,9 +113,10 @@ zone_table_new(const struct config *conf)
 	if (conf->n_forwards > 0 &&
 	    (t->zones = calloc(conf->n_forwards, sizeof(*t->zones))) == NULL)
 		goto fail;
+	share = zone_share(conf);
 	for (; t->n_zones < conf->n_forwards; t->n_zones++)
 		if (zone_init(&t->zones[t->n_zones],
-		    &conf->forwards[t->n_zones]) == -1) {
+		    &conf->forwards[t->n_zones], share) == -1) {
 			t->n_zones++;	/* so that its parts are freed */
 			goto fail;
 		}
@@ -119,7 +142,7 @@ zone_table_unref(struct zone_table *t)
 		zone_table_free(t);
 }
 
-const struct zone *
+struct zone *
 zone_find(const struct zone_table *t, const uint8_t *qname, size_t qname_len)
 {
 	size_t off = 0, i, rest;
@@ -143,7 +166,7 @@ zone_count(const struct zone_table *t)
 	return t->n_zones;
 }
 
-const struct zone *
+struct zone *
 zone_at(const struct zone_table *t, size_t i)
 {
 	return &t->zones[i];

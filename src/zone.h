@@ -13,6 +13,7 @@
 #include "msg.h"
 #include "upstream.h"
 
+/* A forward zone. Everything but the in-flight count is fixed when built. */
 struct zone {
 	uint8_t			 name[MSG_NAME_MAX];	/* wire, lower case */
 	size_t			 name_len;
@@ -20,13 +21,17 @@ struct zone {
 	struct upstream		**upstreams;	/* referenced */
 	size_t			 n_upstreams;
 	enum config_policy	 policy;
+	uint32_t		 max_inflight;	/* its budget of fetches */
+	uint32_t		 inflight;	/* its fetches running now */
 };
 
 struct zone_table;
 
 /*
  * zone_table_new: a table with one zone per `forward` of conf (borrowed),
- * its upstreams taken from the shared registry. Returns NULL with errno set
+ * its upstreams taken from the shared registry, and its budget of fetches
+ * its own max-inflight or else an even share of what those leave of the
+ * global max-inflight (at least 1). Returns NULL with errno set
  * if out of memory or if a zone name cannot be converted to wire format
  * (EINVAL).
  */
@@ -42,12 +47,12 @@ void	zone_table_unref(struct zone_table *t);
  * NULL if not even `.` is configured. The zone lives as long as a
  * reference to its table.
  */
-const struct zone *zone_find(const struct zone_table *t, const uint8_t *qname,
+struct zone *zone_find(const struct zone_table *t, const uint8_t *qname,
 	    size_t qname_len);
 
 /* zone_count / zone_at: iterate the zones, in config order. */
 size_t	zone_count(const struct zone_table *t);
-const struct zone *zone_at(const struct zone_table *t, size_t i);
+struct zone *zone_at(const struct zone_table *t, size_t i);
 
 /* zone_same_upstreams: 1 if a and b forward to the same set of upstreams. */
 int	zone_same_upstreams(const struct zone *a, const struct zone *b);
