@@ -20,6 +20,7 @@ struct cache_entry {
 	uint64_t		 stored;	/* ms */
 	uint64_t		 expire;	/* ms */
 	uint32_t		 ttl;		/* seconds, lifetime when stored */
+	uint64_t		 refresh_failed; /* ms; 0: no failure since */
 	struct msg_template	 tmpl;
 	/* struct msg_ttl_slot[n_ttls] and the wire follow */
 };
@@ -203,6 +204,7 @@ cache_entry_new(const struct cache *c, const struct msg_response *r,
 	memcpy(wire, r->pkt, (size_t)end);
 	e->kind = kind_of(r);
 	e->stored = now;
+	e->refresh_failed = 0;
 	fill_ttls(c, e, r, slots);
 	e->expire = now + (uint64_t)e->ttl * 1000;
 	e->tmpl.wire = wire;
@@ -221,6 +223,12 @@ enum cache_kind
 cache_entry_kind(const struct cache_entry *e)
 {
 	return e->kind;
+}
+
+uint32_t
+cache_entry_ttl(const struct cache_entry *e)
+{
+	return e->ttl;
 }
 
 static size_t
@@ -269,13 +277,47 @@ failure_may_replace(const void *old, const void *new)
 	return ((const struct cache_entry *)old)->kind == CACHE_FAILURE;
 }
 
+/* ms past expiry during which e may still be served (RFC 8767 §5). */
+static uint64_t
+stale_window(const struct cache *c, const struct cache_entry *e)
+{
+	return e->kind == CACHE_FAILURE ? 0 :
+	    (uint64_t)c->lim.stale_max_age * 1000;
+}
+
+struct mark_arg {
+	const struct cache	*c;
+	uint64_t		 now;
+	int			 kept;
+};
+
+static enum lruhash_verdict
+mark_visit(const void *key, size_t keylen, void *value, void *arg)
+{
+	struct cache_entry *e = value;
+	struct mark_arg *a = arg;
+
+	(void)key;
+	(void)keylen;
+	if (e->kind == CACHE_FAILURE)
+		return LRUHASH_KEEP;	/* the new failure replaces it */
+	if (a->now >= e->expire + stale_window(a->c, e))
+		return LRUHASH_REMOVE;
+	e->refresh_failed = a->now;
+	a->kept = 1;
+	return LRUHASH_KEEP;
+}
+
 void
-cache_insert_failure(struct cache *c, const struct cache_key *key,
+cache_refresh_failed(struct cache *c, const struct cache_key *key,
     uint64_t now)
 {
+	struct mark_arg a = { c, now, 0 };
 	struct cache_entry *e;
 
-	if ((e = calloc(1, sizeof(*e))) == NULL)
+	lruhash_lookup(c->table, key->hash, key->data, key->len, mark_visit,
+	    &a);
+	if (a.kept || (e = calloc(1, sizeof(*e))) == NULL)
 		return;
 	e->kind = CACHE_FAILURE;
 	e->stored = now;
@@ -286,6 +328,7 @@ cache_insert_failure(struct cache *c, const struct cache_key *key,
 }
 
 struct lookup_arg {
+	const struct cache		*c;
 	const struct msg_query		*q;
 	const struct msg_reply_opts	*opts;
 	uint64_t			 now;
@@ -294,24 +337,49 @@ struct lookup_arg {
 	struct cache_result		*res;
 };
 
+/* RFC 8767 §4: a stale answer's TTLs are all stale-answer-ttl. */
+static size_t
+stale_answer(const struct lookup_arg *a, const struct cache_entry *e)
+{
+	struct msg_reply_opts opts = *a->opts;
+	struct msg_ttl_rule rule = { 0, a->c->lim.stale_answer_ttl };
+
+	opts.ede = MSG_EDE_STALE;
+	return msg_write_answer(&e->tmpl, a->q, &rule, &opts, a->out, a->cap);
+}
+
 static enum lruhash_verdict
 lookup_visit(const void *key, size_t keylen, void *value, void *arg)
 {
 	struct cache_entry *e = value;
 	struct lookup_arg *a = arg;
+	struct cache_result *res = a->res;
 
 	(void)key;
 	(void)keylen;
-	if (a->now >= e->expire)
+	if (a->now >= e->expire + stale_window(a->c, e))
 		return LRUHASH_REMOVE;
-	a->res->kind = e->kind;
+	res->kind = e->kind;
+	res->ttl = e->ttl;
+	res->refresh_failed = e->refresh_failed != 0;
+	res->may_refresh = e->refresh_failed == 0 || a->now >=
+	    e->refresh_failed + (uint64_t)a->c->lim.stale_refresh_interval *
+	    1000;
 	if (e->kind == CACHE_FAILURE) {
-		a->res->state = CACHE_FAILED;
+		res->state = CACHE_FAILED;
 		return LRUHASH_KEEP;
 	}
-	a->res->state = CACHE_FRESH;
-	a->res->len = cache_entry_answer(e, a->q, a->opts, a->now, a->out,
-	    a->cap);
+	if (a->now < e->expire) {
+		res->state = CACHE_FRESH;
+		res->expires_in = e->expire - a->now;
+		if (a->out != NULL)
+			res->len = cache_entry_answer(e, a->q, a->opts, a->now,
+			    a->out, a->cap);
+		return LRUHASH_KEEP;
+	}
+	res->state = CACHE_STALE;
+	if (a->out != NULL)
+		res->len = stale_answer(a, e);
 	return LRUHASH_KEEP;
 }
 
@@ -320,10 +388,10 @@ cache_lookup(struct cache *c, const struct cache_key *key,
     const struct msg_query *q, const struct msg_reply_opts *opts,
     uint64_t now, uint8_t *out, size_t cap, struct cache_result *res)
 {
-	struct lookup_arg a = { q, opts, now, out, cap, res };
+	struct lookup_arg a = { c, q, opts, now, out, cap, res };
 
+	memset(res, 0, sizeof(*res));
 	res->state = CACHE_ABSENT;
-	res->len = 0;
 	lruhash_lookup(c->table, key->hash, key->data, key->len, lookup_visit,
 	    &a);
 }

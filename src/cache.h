@@ -30,12 +30,15 @@ enum cache_kind {
 	CACHE_UNCACHEABLE	/* an answer to pass on but never store */
 };
 
-/* The configured TTL bounds, all in seconds. */
+/* The configured TTL bounds and stale rules, all in seconds. */
 struct cache_limits {
 	uint32_t	min_ttl;
 	uint32_t	max_ttl;
 	uint32_t	max_negative_ttl;
 	uint32_t	failure_ttl;
+	uint32_t	stale_max_age;	/* 0: expired entries are dropped */
+	uint32_t	stale_answer_ttl;
+	uint32_t	stale_refresh_interval;
 };
 
 struct cache;
@@ -80,6 +83,9 @@ struct cache_entry *cache_entry_new(const struct cache *c,
 /* cache_entry_kind: what e holds. */
 enum cache_kind cache_entry_kind(const struct cache_entry *e);
 
+/* cache_entry_ttl: e's lifetime as stored, seconds. */
+uint32_t cache_entry_ttl(const struct cache_entry *e);
+
 /*
  * cache_entry_answer: write e's answer to q into out (capacity cap) as of
  * now: TTLs decremented by the whole seconds since it was stored, floored
@@ -102,29 +108,41 @@ int	cache_insert(struct cache *c, const struct cache_key *key,
 	    struct cache_entry *e);
 
 /*
- * cache_insert_failure: remember at now that resolving key failed, for
- * failure-ttl seconds (RFC 9520 §3.2), unless a servable entry is already
- * stored under key: a failure never replaces an answer.
+ * cache_refresh_failed: resolving key failed at now. An entry still
+ * servable (fresh, or stale within stale-max-age) is kept and remembers
+ * the failure (RFC 8767 §5: refreshes of it then wait
+ * stale-refresh-interval); otherwise the failure itself is cached for
+ * failure-ttl (RFC 9520 §3.2). A failure never replaces an answer.
  */
-void	cache_insert_failure(struct cache *c, const struct cache_key *key,
+void	cache_refresh_failed(struct cache *c, const struct cache_key *key,
 	    uint64_t now);
 
 enum cache_state {
 	CACHE_ABSENT,		/* nothing usable: resolve it */
-	CACHE_FRESH,		/* answered from a live entry */
+	CACHE_FRESH,		/* a live entry */
+	CACHE_STALE,		/* expired, within stale-max-age (RFC 8767) */
 	CACHE_FAILED		/* a recent failure: answer SERVFAIL */
 };
 
 struct cache_result {
 	enum cache_state	state;
 	enum cache_kind		kind;	/* of the entry found */
-	size_t			len;	/* answer written to out, if FRESH */
+	size_t			len;	/* answer written to out */
+	uint64_t		expires_in;	/* FRESH: ms left */
+	uint32_t		ttl;	/* lifetime it was stored with, s */
+	int			refresh_failed;	/* its last refresh failed */
+	int			may_refresh;	/* not within
+						 * stale-refresh-interval of
+						 * that failure */
 };
 
 /*
- * cache_lookup: look key up at now; if a live entry is found, write its
- * answer to q into out (capacity cap, see cache_entry_answer). Expired
- * entries are removed. Fills *res.
+ * cache_lookup: look key up at now. A fresh entry's answer to q is
+ * written into out (capacity cap, see cache_entry_answer); a stale one's
+ * with every TTL set to stale-answer-ttl (RFC 8767 §4) and, if the client
+ * sent EDNS, an EDE "Stale Answer" (RFC 8914 §4.4). With out NULL nothing
+ * is written (a peek). Entries past stale-max-age, and failures past
+ * failure-ttl, are removed. Fills *res.
  */
 void	cache_lookup(struct cache *c, const struct cache_key *key,
 	    const struct msg_query *q, const struct msg_reply_opts *opts,

@@ -20,9 +20,11 @@
 #define SOA_90_900 \
 	"ns|example. 90 IN SOA ns.example. host.example. 1 7200 3600 86400 900"
 
+/* serve-stale off unless a test turns it on. */
 static const struct cache_limits limits = {
 	.min_ttl = 0, .max_ttl = 86400, .max_negative_ttl = 3600,
-	.failure_ttl = 5
+	.failure_ttl = 5, .stale_max_age = 0, .stale_answer_ttl = 30,
+	.stale_refresh_interval = 30
 };
 static uint8_t out[MSG_MAX_LEN + 64];
 
@@ -278,7 +280,7 @@ START_TEST(failure_entries)
 	    "an|www.example. 300 IN A 192.0.2.1", NULL), "www.example.",
 	    LDNS_RR_TYPE_A);
 	/* A failure never replaces an answer (RFC 9520 §3.2 with §4). */
-	cache_insert_failure(fx.c, &fx.key, T0 + 1000);
+	cache_refresh_failed(fx.c, &fx.key, T0 + 1000);
 	p = lookup(&fx, T0 + 1000, CACHE_FRESH);
 	ldns_pkt_free(p);
 	testpkt_free(&fx.qpkt);
@@ -287,10 +289,134 @@ START_TEST(failure_entries)
 	ck_assert_int_eq(msg_parse_query(fx.qpkt.wire, fx.qpkt.len, &fx.q),
 	    MSG_PARSE_OK);
 	cache_key_make(fx.c, &fx.q.q, 0, 0, &fx.key);
-	cache_insert_failure(fx.c, &fx.key, T0);
+	cache_refresh_failed(fx.c, &fx.key, T0);
 	/* failure-ttl 5 s: failed until T0 + 5 s, then resolvable again. */
 	lookup(&fx, T0 + 4999, CACHE_FAILED);
 	lookup(&fx, T0 + 5000, CACHE_ABSENT);
+	fx_fini(&fx);
+}
+END_TEST
+
+/* Look up at now, wanting a stale answer; returns it as a packet. */
+static ldns_pkt *
+lookup_stale(struct fixture *fx, uint64_t now, struct cache_result *res)
+{
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+
+	cache_lookup(fx->c, &fx->key, &fx->q, &opts, now, out, sizeof(out),
+	    res);
+	ck_assert_int_eq(res->state, CACHE_STALE);
+	return testpkt_parse(out, res->len);
+}
+
+START_TEST(stale_rfc8767)
+{
+	struct cache_limits lim = limits;
+	struct cache_result res;
+	struct fixture fx;
+	ldns_pkt *p;
+
+	lim.stale_max_age = 86400;	/* RFC 8767 §5: 1 to 3 days */
+	fx_init(&fx, &lim);
+	store(&fx, testpkt_response("www.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|www.example. 300 IN A 192.0.2.1",
+	    "ar|ns.example. 100 IN A 192.0.2.53", NULL), "www.example.",
+	    LDNS_RR_TYPE_A);
+	/* Expired at 300 s; stale from then until 300 s + 1 day. */
+	p = lookup_stale(&fx, T0 + 300000, &res);
+	/* RFC 8767 §4: every TTL of a stale answer is 30 s. */
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ANSWER, 0), 30);
+	ck_assert_uint_eq(testpkt_ttl(p, LDNS_SECTION_ADDITIONAL, 0), 30);
+	ck_assert(!res.refresh_failed);
+	ck_assert(res.may_refresh);
+	ldns_pkt_free(p);
+	ldns_pkt_free(lookup_stale(&fx, T0 + 300000 + 86399999, &res));
+	lookup(&fx, T0 + 300000 + 86400000, CACHE_ABSENT);
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(stale_ede)
+{
+	struct cache_limits lim = limits;
+	struct msg_reply_opts opts = { 1232, 1232, -1 };
+	struct cache_result res;
+	struct testpkt qp;
+	struct fixture fx;
+
+	lim.stale_max_age = 3600;
+	fx_init(&fx, &lim);
+	store(&fx, testpkt_response("www.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|www.example. 60 IN A 192.0.2.1", NULL), "www.example.",
+	    LDNS_RR_TYPE_A);
+	qp = testpkt_query("www.example.", LDNS_RR_TYPE_A, LDNS_RD, 1232, 0);
+	ck_assert_int_eq(msg_parse_query(qp.wire, qp.len, &fx.q),
+	    MSG_PARSE_OK);
+	cache_lookup(fx.c, &fx.key, &fx.q, &opts, T0 + 61000, out,
+	    sizeof(out), &res);
+	ck_assert_int_eq(res.state, CACHE_STALE);
+	/* RFC 8914 §4.4: EDE info-code 3 closes the OPT (code 15, len 2). */
+	ck_assert_mem_eq(out + res.len - 6, "\0\17\0\2\0\3", 6);
+	testpkt_free(&qp);
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(stale_refresh_failure)
+{
+	struct cache_limits lim = limits;
+	struct cache_result res;
+	struct fixture fx;
+
+	lim.stale_max_age = 86400;
+	fx_init(&fx, &lim);
+	store(&fx, testpkt_response("nx.example.", LDNS_RR_TYPE_A,
+	    LDNS_RCODE_NXDOMAIN, 0, SOA_600_120, NULL), "nx.example.",
+	    LDNS_RR_TYPE_A);
+	/* Negative entries go stale like positive ones (lifetime 120 s). */
+	ldns_pkt_free(lookup_stale(&fx, T0 + 120000, &res));
+	/* A failed refresh keeps the stale entry, never a failure entry. */
+	cache_refresh_failed(fx.c, &fx.key, T0 + 130000);
+	ldns_pkt_free(lookup_stale(&fx, T0 + 130000, &res));
+	ck_assert(res.refresh_failed);
+	ck_assert(!res.may_refresh);
+	/* stale-refresh-interval 30 s later, a refresh may be tried again,
+	 * and the failure is still known. */
+	ldns_pkt_free(lookup_stale(&fx, T0 + 159999, &res));
+	ck_assert(!res.may_refresh);
+	ldns_pkt_free(lookup_stale(&fx, T0 + 160000, &res));
+	ck_assert(res.may_refresh);
+	ck_assert(res.refresh_failed);
+	/* A successful refresh replaces it and forgets the failure. */
+	testpkt_free(&fx.qpkt);
+	store(&fx, testpkt_response("nx.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|nx.example. 60 IN A 192.0.2.9", NULL), "nx.example.",
+	    LDNS_RR_TYPE_A);
+	ldns_pkt_free(lookup(&fx, T0 + 1000, CACHE_FRESH));
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(prefetch_failure_marks_fresh)
+{
+	struct cache_limits lim = limits;
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct cache_result res;
+	struct fixture fx;
+
+	lim.stale_max_age = 86400;
+	fx_init(&fx, &lim);
+	store(&fx, testpkt_response("www.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|www.example. 100 IN A 192.0.2.1", NULL), "www.example.",
+	    LDNS_RR_TYPE_A);
+	cache_refresh_failed(fx.c, &fx.key, T0 + 95000);
+	cache_lookup(fx.c, &fx.key, &fx.q, &opts, T0 + 96000, NULL, 0, &res);
+	ck_assert_int_eq(res.state, CACHE_FRESH);
+	ck_assert_uint_eq(res.expires_in, 4000);
+	ck_assert_uint_eq(res.ttl, 100);
+	ck_assert(res.refresh_failed);
+	ck_assert(!res.may_refresh);
+	ck_assert_uint_eq(res.len, 0);		/* a peek writes nothing */
 	fx_fini(&fx);
 }
 END_TEST
@@ -372,6 +498,10 @@ cache_suite(void)
 	tcase_add_test(tc, uncacheable);
 	tcase_add_test(tc, glue_ages_alone);
 	tcase_add_test(tc, failure_entries);
+	tcase_add_test(tc, stale_rfc8767);
+	tcase_add_test(tc, stale_ede);
+	tcase_add_test(tc, stale_refresh_failure);
+	tcase_add_test(tc, prefetch_failure_marks_fresh);
 	tcase_add_test(tc, key_fold_and_bits);
 	tcase_add_test(tc, bounded_under_flood);
 	suite_add_tcase(s, tc);
