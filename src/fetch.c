@@ -39,13 +39,22 @@ struct attempt {
 	int			 live;	/* still awaiting an answer */
 };
 
+/* Why a fetch runs: only resolutions are coalesced, budgeted, reported. */
+enum fetch_kind {
+	FETCH_RESOLVE,		/* for clients or the cache */
+	FETCH_PROBE,		/* is a down upstream back? */
+	FETCH_LOOP_PROBE	/* does this upstream send queries back to us? */
+};
+
 struct fetch {
 	struct fetch_ctx	*ctx;
-	struct fetch		*hnext;		/* in-flight table chain */
+	enum fetch_kind		 kind;
+	struct fetch		*hnext;		/* in-flight table, or the list
+						 * of probes */
 	struct cache_key	 key;
 	struct msg_query	 q;		/* qname folded */
 	struct zone_table	*zones;		/* referenced */
-	const struct zone	*zone;
+	struct zone		*zone;
 	struct upstream		**order;	/* try order, n_order long */
 	uint8_t			*dead;		/* failed for good, per slot */
 	size_t			 n_order;
@@ -64,12 +73,14 @@ struct fetch_ctx {
 	fetch_done_fn		 done;
 	void			*arg;
 	struct fetch		*buckets[FETCH_BUCKETS];
+	struct fetch		*probes;	/* running, chained by hnext */
 	struct fetch_stats	 stats;
 	uint8_t			 rbuf[MSG_MAX_LEN];
 };
 
 static void fetch_send_next(struct fetch *, uint64_t);
 static int fetch_send_to(struct fetch *, size_t, uint64_t);
+static void loop_probe_start(struct fetch *, struct upstream *, uint64_t);
 
 static struct fetch **
 bucket(struct fetch_ctx *ctx, const struct cache_key *key)
@@ -94,12 +105,16 @@ table_remove(struct fetch_ctx *ctx, struct fetch *f)
 {
 	struct fetch **pp;
 
-	for (pp = bucket(ctx, &f->key); *pp != NULL; pp = &(*pp)->hnext)
+	pp = f->kind != FETCH_RESOLVE ? &ctx->probes : bucket(ctx, &f->key);
+	for (; *pp != NULL; pp = &(*pp)->hnext)
 		if (*pp == f) {
 			*pp = f->hnext;
-			ctx->stats.inflight--;
-			return;
+			break;
 		}
+	if (f->kind == FETCH_RESOLVE) {
+		ctx->stats.inflight--;
+		f->zone->inflight--;
+	}
 }
 
 static void
@@ -153,7 +168,8 @@ fetch_end(struct fetch *f, enum fetch_outcome outcome,
 	struct fetch_result res = { outcome, r, &f->key, now };
 
 	table_remove(f->ctx, f);
-	f->ctx->done(f, &res, f->ctx->arg);
+	if (f->kind == FETCH_RESOLVE)
+		f->ctx->done(f, &res, f->ctx->arg);
 	fetch_free(f);
 }
 
@@ -200,7 +216,7 @@ attempt_failed(struct attempt *a, uint64_t now)
 	struct fetch *f = a->f;
 
 	f->ctx->stats.failures++;
-	upstream_failed(a->up);
+	upstream_failed(a->up, now);
 	f->dead[a->idx] = 1;
 	attempt_close(a);
 	fetch_send_next(f, now);
@@ -224,6 +240,8 @@ attempt_tcp_start(struct attempt *a, uint64_t now)
 		evtimer_del(f->retry);	/* TCP gets until the deadline */
 	f->ctx->stats.tc_retries++;
 	f->ctx->stats.queries++;
+	a->up->counters.tc_retries++;
+	a->up->counters.queries++;
 	a->sent = now;
 	a->bev = bufferevent_socket_new(f->ctx->base, -1, BEV_OPT_CLOSE_ON_FREE);
 	if (a->bev == NULL) {
@@ -391,8 +409,11 @@ attempt_send(struct fetch *f, size_t idx, uint64_t now)
 
 	if ((a = attempt_new(f, idx, now)) == NULL)
 		return -1;
+	if (!a->up->loop_checked && f->kind == FETCH_RESOLVE)
+		loop_probe_start(f, a->up, now);
 	f->n_sent++;
 	f->ctx->stats.queries++;
+	a->up->counters.queries++;
 	if ((a->fd = udp_socket(&a->up->addr)) == -1 ||
 	    send(a->fd, a->wire, a->wire_len, 0) == -1) {
 		log_debug("upstream %s: %s", a->up->name, strerror(errno));
@@ -439,7 +460,7 @@ fetch_send_next(struct fetch *f, uint64_t now)
 		if (fetch_send_to(f, i, now) == 0)
 			return;
 		f->ctx->stats.failures++;
-		upstream_failed(f->order[i]);
+		upstream_failed(f->order[i], now);
 		f->dead[i] = 1;
 	}
 	if (f->n_live == 0)
@@ -458,31 +479,36 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (a != NULL && a->live && a->bev == NULL) {
 		f->ctx->stats.timeouts++;
-		upstream_timed_out(a->up, a->rto);
+		upstream_timed_out(a->up, a->rto, clock_now_ms());
 	}
 	fetch_send_next(f, clock_now_ms());
 }
 
+/*
+ * A fetch of key through zone: to `only` if given (a probe), else to the
+ * zone's upstreams in the order of its policy. Not yet sending.
+ */
 static struct fetch *
-fetch_new(struct fetch_ctx *ctx, const struct cache_key *key,
-    const struct msg_query *q, struct zone_table *zones,
-    const struct zone *zone)
+fetch_new(struct fetch_ctx *ctx, enum fetch_kind kind,
+    const struct cache_key *key, const struct msg_query *q,
+    struct zone_table *zones, struct zone *zone, struct upstream *only)
 {
 	struct fetch *f;
 	struct timeval tv;
+	size_t n = only != NULL ? 1 : zone->n_upstreams;
 
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return NULL;
 	f->ctx = ctx;
+	f->kind = kind;
 	f->key = *key;
 	f->q = *q;
 	msg_name_fold(f->q.q.qname, f->q.q.qname_len);
 	f->zones = zone_table_ref(zones);
 	f->zone = zone;
 	TAILQ_INIT(&f->waiters);
-	f->n_order = zone->n_upstreams;
-	f->order = calloc(f->n_order, sizeof(*f->order));
-	f->dead = calloc(f->n_order, 1);
+	f->order = calloc(n, sizeof(*f->order));
+	f->dead = calloc(n, 1);
 	f->retry = evtimer_new(ctx->base, retry_cb, f);
 	f->deadline = evtimer_new(ctx->base, deadline_cb, f);
 	if (f->order == NULL || f->dead == NULL || f->retry == NULL ||
@@ -490,7 +516,11 @@ fetch_new(struct fetch_ctx *ctx, const struct cache_key *key,
 		fetch_free(f);
 		return NULL;
 	}
-	upstream_order(zone->upstreams, f->n_order, zone->policy, f->order);
+	if (only != NULL)
+		f->order[f->n_order++] = only;
+	else
+		f->n_order = upstream_order(zone->upstreams, n, zone->policy,
+		    f->q.q.qname, f->q.q.qname_len, f->order);
 	tv.tv_sec = ctx->s.query_timeout / 1000;
 	tv.tv_usec = (ctx->s.query_timeout % 1000) * 1000;
 	evtimer_add(f->deadline, &tv);
@@ -499,16 +529,20 @@ fetch_new(struct fetch_ctx *ctx, const struct cache_key *key,
 
 int
 fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
-    const struct msg_query *q, struct zone_table *zones,
-    const struct zone *zone, uint64_t now, struct fetch_waiter *w)
+    const struct msg_query *q, struct zone_table *zones, struct zone *zone,
+    uint64_t now, struct fetch_waiter *w)
 {
 	struct fetch *f;
 
 	if ((f = table_find(ctx, key)) != NULL) {
 		ctx->stats.coalesced += w != NULL;
 	} else {
+		/* A zone spends its own budget only: a stalled upstream of
+		 * one zone cannot starve the others. */
 		if (ctx->stats.inflight >= ctx->s.max_inflight ||
-		    (f = fetch_new(ctx, key, q, zones, zone)) == NULL) {
+		    zone->inflight >= zone->max_inflight ||
+		    (f = fetch_new(ctx, FETCH_RESOLVE, key, q, zones, zone,
+		    NULL)) == NULL) {
 			ctx->stats.over_budget++;
 			return -1;
 		}
@@ -516,12 +550,105 @@ fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
 		*bucket(ctx, key) = f;
 		ctx->stats.inflight++;
 		ctx->stats.started++;
+		zone->inflight++;
 		fetch_send_next(f, now);
 	}
 	if (w != NULL) {
 		TAILQ_INSERT_TAIL(&f->waiters, w, entry);
 		w->fetch = f;
 	}
+	return 0;
+}
+
+/* A fetch of (qname, qtype) to upstream u alone, for its own sake. */
+static void
+probe_start(struct fetch_ctx *ctx, enum fetch_kind kind, struct upstream *u,
+    struct zone_table *zones, struct zone *zone, const uint8_t *qname,
+    size_t qname_len, uint16_t qtype, uint64_t now)
+{
+	struct msg_query q;
+	struct cache_key key;
+	struct fetch *f;
+
+	memset(&q, 0, sizeof(q));
+	memcpy(q.q.qname, qname, qname_len);
+	q.q.qname_len = (uint8_t)qname_len;
+	q.q.qtype = qtype;
+	q.q.qclass = MSG_CLASS_IN;
+	memset(&key, 0, sizeof(key));
+	if ((f = fetch_new(ctx, kind, &key, &q, zones, zone, u)) == NULL)
+		return;
+	f->hnext = ctx->probes;
+	ctx->probes = f;
+	fetch_send_next(f, now);
+}
+
+void
+fetch_probe_down(struct fetch_ctx *ctx, struct zone_table *zones,
+    uint64_t now)
+{
+	struct zone *z;
+	size_t i, j;
+
+	for (i = 0; i < zone_count(zones); i++) {
+		z = zone_at(zones, i);
+		/* The zone's SOA: a question every upstream of it answers. */
+		for (j = 0; j < z->n_upstreams; j++)
+			if (upstream_probe_due(z->upstreams[j], now))
+				probe_start(ctx, FETCH_PROBE, z->upstreams[j],
+				    zones, z, z->name, z->name_len,
+				    MSG_TYPE_SOA, now);
+	}
+}
+
+/*
+ * Like dnsmasq's loop detection: ask u once for a name that only we could
+ * have made up, under the zone so that a forwarder behind u routes it
+ * back to us if it routes to us at all; "<random>.test." (RFC 6761 §6.2)
+ * for the root. If it comes in through our listener, u is a loop.
+ */
+static void
+loop_probe_start(struct fetch *f, struct upstream *u, uint64_t now)
+{
+	static const uint8_t test[] = "\4test";
+	uint8_t name[MSG_NAME_MAX];
+	const uint8_t *suffix = f->zone->name;
+	size_t suffix_len = f->zone->name_len, len;
+	uint32_t r[2];
+
+	u->loop_checked = 1;
+	if (suffix_len == 1) {
+		suffix = test;
+		suffix_len = sizeof(test);
+	}
+	if (suffix_len + 18 > MSG_NAME_MAX)
+		return;
+	arc4random_buf(r, sizeof(r));
+	name[0] = 16;
+	len = 1 + (size_t)snprintf((char *)name + 1, sizeof(name) - 1,
+	    "%08x%08x", r[0], r[1]);
+	memcpy(name + len, suffix, suffix_len);
+	probe_start(f->ctx, FETCH_LOOP_PROBE, u, f->zones, f->zone, name,
+	    len + suffix_len, MSG_TYPE_TXT, now);
+}
+
+int
+fetch_loop_check(struct fetch_ctx *ctx, const struct msg_query *q)
+{
+	uint8_t folded[MSG_NAME_MAX];
+	struct fetch *f;
+
+	if (ctx->probes == NULL)
+		return 0;
+	memcpy(folded, q->q.qname, q->q.qname_len);
+	msg_name_fold(folded, q->q.qname_len);
+	for (f = ctx->probes; f != NULL; f = f->hnext)
+		if (f->kind == FETCH_LOOP_PROBE &&
+		    f->q.q.qname_len == q->q.qname_len &&
+		    memcmp(f->q.q.qname, folded, q->q.qname_len) == 0) {
+			upstream_loop(f->order[0]);
+			return 1;
+		}
 	return 0;
 }
 
@@ -578,6 +705,8 @@ fetch_ctx_free(struct fetch_ctx *ctx)
 		while (ctx->buckets[i] != NULL)
 			fetch_end(ctx->buckets[i], FETCH_CANCELLED, NULL,
 			    clock_now_ms());
+	while (ctx->probes != NULL)
+		fetch_end(ctx->probes, FETCH_CANCELLED, NULL, clock_now_ms());
 	free(ctx);
 }
 

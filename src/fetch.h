@@ -90,12 +90,28 @@ void	fetch_ctx_free(struct fetch_ctx *ctx);
  * for the resolution of key, asking q's question with q's DO and CD bits
  * through zone (which must belong to zones; the table is referenced for
  * the fetch's life). Joins the fetch already running for key, if any.
- * Never calls the done callback before returning.
- * Returns 0, or -1 if a new fetch would exceed max-inflight.
+ * Never calls the done callback before returning. The first time an
+ * upstream is used (since start or reload) it is also sent a loop probe.
+ * Returns 0, or -1 if a new fetch would exceed max-inflight or the zone's
+ * own budget.
  */
 int	fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
 	    const struct msg_query *q, struct zone_table *zones,
-	    const struct zone *zone, uint64_t now, struct fetch_waiter *w);
+	    struct zone *zone, uint64_t now, struct fetch_waiter *w);
+
+/*
+ * fetch_probe_down: send each upstream of zones that is down and due for
+ * a probe (upstream_probe_due) a query for its zone's SOA. The answer, if
+ * any, marks it up; nothing is cached or reported.
+ */
+void	fetch_probe_down(struct fetch_ctx *ctx, struct zone_table *zones,
+	    uint64_t now);
+
+/*
+ * fetch_loop_check: 1 if client query q is one of our own loop probes come
+ * back (its upstream is then marked a loop, upstream_loop), else 0.
+ */
+int	fetch_loop_check(struct fetch_ctx *ctx, const struct msg_query *q);
 
 /* fetch_leave: stop waiting; the fetch itself goes on. No-op if idle. */
 void	fetch_leave(struct fetch_waiter *w);

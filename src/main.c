@@ -57,6 +57,9 @@ cache_limits_of(const struct config *conf, struct cache_limits *lim)
 	lim->max_ttl = conf->max_ttl;
 	lim->max_negative_ttl = conf->max_negative_ttl;
 	lim->failure_ttl = conf->failure_ttl;
+	lim->stale_max_age = conf->serve_stale ? conf->stale_max_age : 0;
+	lim->stale_answer_ttl = conf->stale_answer_ttl;
+	lim->stale_refresh_interval = conf->stale_refresh_interval;
 }
 
 /* Errors of a reload go to the log line by line, not to stderr. */
@@ -111,7 +114,7 @@ reload(struct daemon *d)
 		log_warnx("cache-size changed: it takes effect at restart");
 	cache_limits_of(&conf, &lim);
 	cache_set_limits(d->cache, &lim);
-	upstream_set_timeouts(conf.upstream_timeout_min,
+	upstream_reconfigure(conf.upstream_timeout_min,
 	    conf.upstream_timeout_max);
 	zone_table_unref(d->zones);
 	d->zones = zones;
@@ -160,7 +163,7 @@ start(struct daemon *d)
 		return -1;
 	}
 	cache_limits_of(&d->conf, &lim);
-	upstream_set_timeouts(d->conf.upstream_timeout_min,
+	upstream_reconfigure(d->conf.upstream_timeout_min,
 	    d->conf.upstream_timeout_max);
 	if ((d->cache = cache_new(d->conf.cache_size, &lim)) == NULL ||
 	    (d->zones = zone_table_new(&d->conf)) == NULL ||

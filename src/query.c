@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "cache.h"
+#include "clock.h"
 #include "listen.h"
 #include "log.h"
 #include "msg.h"
+#include "prefetch.h"
 #include "query.h"
 #include "tcpconn.h"
 #include "worker.h"
@@ -19,7 +21,10 @@ struct query {
 	struct worker		*w;
 	struct client		 client;
 	struct msg_query	 q;
+	struct cache_key	 key;
 	struct fetch_waiter	 waiter;
+	struct event		*client_timer;	/* RFC 8767 §5: a stale answer
+						 * goes out when it fires */
 };
 
 #define QUERY_OF(wt)	((struct query *)((char *)(wt) - \
@@ -79,17 +84,58 @@ static void
 query_free(struct query *qr)
 {
 	fetch_leave(&qr->waiter);
+	if (qr->client_timer != NULL)
+		event_free(qr->client_timer);
 	if (qr->client.transport == CLIENT_TCP)
 		tcpconn_release(qr->client.conn);
 	free(qr);
 }
 
-/* Hand q to a fetch of key through zone; 0 if it now waits, else -1. */
+/*
+ * Answer qr from the cache as it is now (fresh, or stale after a failed
+ * or slow refresh). Returns 0 if answered, -1 if the cache had nothing.
+ */
+static int
+answer_from_cache(struct query *qr, uint64_t now)
+{
+	struct msg_reply_opts opts;
+	struct cache_result res;
+	uint8_t *out = worker_scratch(qr->w);
+
+	reply_opts(qr->w, &qr->q, qr->client.transport, &opts);
+	cache_lookup(worker_cache(qr->w), &qr->key, &qr->q, &opts, now, out,
+	    WORKER_SCRATCH_LEN, &res);
+	if (res.state != CACHE_FRESH && res.state != CACHE_STALE)
+		return -1;
+	worker_stats(qr->w)->stale_answers += res.state == CACHE_STALE;
+	query_send(qr, out, res.len);
+	return 0;
+}
+
+/* The client response timer fired before the refresh finished. */
+static void
+client_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct query *qr = arg;
+
+	(void)fd;
+	(void)what;
+	/* Gone meanwhile (evicted): the fetch will still answer it. */
+	if (answer_from_cache(qr, clock_now_ms()) == 0)
+		query_free(qr);
+}
+
+/*
+ * Make q wait for a fetch of key through zone. With a stale answer in
+ * the cache, it goes out after stale_wait ms if the fetch has not ended.
+ * Returns 0 if q now waits, -1 if it could not (budget, memory).
+ */
 static int
 query_wait(struct worker *w, const struct msg_query *q,
-    const struct cache_key *key, const struct zone *zone,
-    const struct client *c, uint64_t now)
+    const struct cache_key *key, struct zone *zone, const struct client *c,
+    uint64_t now, int64_t stale_wait)
 {
+	struct timeval tv;
 	struct query *qr;
 
 	if ((qr = calloc(1, sizeof(*qr))) == NULL)
@@ -97,14 +143,95 @@ query_wait(struct worker *w, const struct msg_query *q,
 	qr->w = w;
 	qr->client = *c;
 	qr->q = *q;
+	qr->key = *key;
+	if (stale_wait >= 0) {
+		tv.tv_sec = stale_wait / 1000;
+		tv.tv_usec = (stale_wait % 1000) * 1000;
+		if ((qr->client_timer = evtimer_new(worker_base(w),
+		    client_timeout_cb, qr)) == NULL ||
+		    evtimer_add(qr->client_timer, &tv) == -1) {
+			query_free(qr);
+			return -1;
+		}
+	}
 	if (fetch_join(worker_fetches(w), key, q, worker_zones(w), zone, now,
 	    &qr->waiter) == -1) {
+		if (qr->client_timer != NULL)
+			event_free(qr->client_timer);
 		free(qr);
 		return -1;
 	}
 	if (c->transport == CLIENT_TCP)
 		tcpconn_hold(c->conn);
 	return 0;
+}
+
+/*
+ * RFC 8767 §5: an expired entry (its stale answer already in out) is
+ * refreshed. A client waits for that refresh at most client-timeout, and
+ * not at all when it is known to be hopeless: the entry's last refresh
+ * failed, or every upstream of its zone is down. Then the stale answer
+ * goes out at once and the refresh, if allowed yet, runs in the
+ * background.
+ */
+static enum query_status
+query_stale(struct worker *w, const struct msg_query *q,
+    const struct cache_key *key, const struct cache_result *res,
+    const struct client *c, uint64_t now)
+{
+	const struct config *conf = worker_config(w);
+	struct zone *zone;
+
+	zone = zone_find(worker_zones(w), key->data, q->q.qname_len);
+	if (zone != NULL && !res->refresh_failed && conf->client_timeout > 0 &&
+	    !upstream_all_down(zone->upstreams, zone->n_upstreams) &&
+	    query_wait(w, q, key, zone, c, now, conf->client_timeout) == 0)
+		return QUERY_PENDING;
+	if (zone != NULL && res->may_refresh)
+		(void)fetch_join(worker_fetches(w), key, q, worker_zones(w),
+		    zone, now, NULL);
+	worker_stats(w)->stale_answers++;
+	return QUERY_ANSWERED;
+}
+
+/* A query with no usable entry: resolve it, or say why not. */
+static unsigned
+query_miss(struct worker *w, const struct msg_query *q,
+    const struct cache_key *key, const struct client *c, uint64_t now)
+{
+	struct zone *zone;
+
+	if ((zone = zone_find(worker_zones(w), key->data,
+	    q->q.qname_len)) == NULL)
+		return MSG_RCODE_REFUSED;
+	if (query_wait(w, q, key, zone, c, now, -1) == -1)
+		return MSG_RCODE_SERVFAIL;
+	return MSG_RCODE_NOERROR;
+}
+
+/* Parse pkt into *q; the rcode to answer with if it cannot be served. */
+static unsigned
+query_parse(struct worker *w, const uint8_t *pkt, size_t len,
+    struct msg_query *q, int *drop)
+{
+	*drop = 0;
+	switch (msg_parse_query(pkt, len, q)) {
+	case MSG_PARSE_DROP:
+		*drop = 1;
+		return MSG_RCODE_FORMERR;
+	case MSG_PARSE_FORMERR:
+		return MSG_RCODE_FORMERR;
+	case MSG_PARSE_NOTIMP:
+		return MSG_RCODE_NOTIMP;
+	case MSG_PARSE_BADVERS:
+		return MSG_RCODE_BADVERS;
+	case MSG_PARSE_OK:
+		break;
+	}
+	/* One of our loop probes come back: stop it here. */
+	if (fetch_loop_check(worker_fetches(w), q))
+		return MSG_RCODE_REFUSED;
+	return refusal(q);
 }
 
 enum query_status
@@ -117,29 +244,18 @@ query_handle(struct worker *w, const uint8_t *pkt, size_t len,
 	struct cache_result res;
 	struct cache_key key;
 	struct msg_query q;
-	const struct zone *zone;
-	unsigned rcode = MSG_RCODE_NOERROR;
+	enum query_status status = QUERY_ANSWERED;
+	unsigned rcode;
+	int drop;
 
 	if (c->transport == CLIENT_UDP)
 		st->queries_udp++;
 	else
 		st->queries_tcp++;
-	switch (msg_parse_query(pkt, len, &q)) {
-	case MSG_PARSE_DROP:
+	rcode = query_parse(w, pkt, len, &q, &drop);
+	if (drop) {
 		st->dropped++;
 		return QUERY_DROPPED;
-	case MSG_PARSE_FORMERR:
-		rcode = MSG_RCODE_FORMERR;
-		break;
-	case MSG_PARSE_NOTIMP:
-		rcode = MSG_RCODE_NOTIMP;
-		break;
-	case MSG_PARSE_BADVERS:
-		rcode = MSG_RCODE_BADVERS;
-		break;
-	case MSG_PARSE_OK:
-		rcode = refusal(&q);
-		break;
 	}
 	reply_opts(w, &q, c->transport, &opts);
 	if (rcode != MSG_RCODE_NOERROR)
@@ -147,27 +263,56 @@ query_handle(struct worker *w, const uint8_t *pkt, size_t len,
 	cache_key_make(worker_cache(w), &q.q, q.edns.do_bit,
 	    (q.flags & MSG_FLAG_CD) != 0, &key);
 	cache_lookup(worker_cache(w), &key, &q, &opts, now, out, cap, &res);
-	if (res.state == CACHE_FRESH) {
+	switch (res.state) {
+	case CACHE_FRESH:
 		st->cache_hits++;
+		prefetch_maybe(w, &q, &key, &res, now);
 		*outlen = res.len;
 		goto answered;
-	}
-	st->cache_misses++;
-	rcode = MSG_RCODE_SERVFAIL;
-	if (res.state == CACHE_FAILED)
+	case CACHE_STALE:
+		st->cache_hits++;
+		status = query_stale(w, &q, &key, &res, c, now);
+		*outlen = res.len;
+		if (status == QUERY_PENDING)
+			return status;
+		goto answered;
+	case CACHE_FAILED:
+		st->cache_hits++;
+		rcode = MSG_RCODE_SERVFAIL;
 		goto error;
-	if ((zone = zone_find(worker_zones(w), key.data, q.q.qname_len)) ==
-	    NULL) {
-		rcode = MSG_RCODE_REFUSED;
+	case CACHE_ABSENT:
+		st->cache_misses++;
+		if ((rcode = query_miss(w, &q, &key, c, now)) ==
+		    MSG_RCODE_NOERROR)
+			return QUERY_PENDING;
 		goto error;
 	}
-	if (query_wait(w, &q, &key, zone, c, now) == 0)
-		return QUERY_PENDING;
 error:
 	*outlen = msg_write_error(&q, rcode, &opts, out, cap);
 answered:
 	count_answer(w, out);
-	return QUERY_ANSWERED;
+	return status;
+}
+
+/* Answer one waiter of a fetch that has ended. */
+static void
+answer_waiter(struct query *qr, const struct fetch_result *res,
+    const struct cache_entry *e)
+{
+	struct msg_reply_opts opts;
+	uint8_t *out = worker_scratch(qr->w);
+	size_t len;
+
+	if (e == NULL && answer_from_cache(qr, res->now) == 0)
+		return;
+	reply_opts(qr->w, &qr->q, qr->client.transport, &opts);
+	if (e != NULL)
+		len = cache_entry_answer(e, &qr->q, &opts, res->now, out,
+		    WORKER_SCRATCH_LEN);
+	else
+		len = msg_write_error(&qr->q, MSG_RCODE_SERVFAIL, &opts, out,
+		    WORKER_SCRATCH_LEN);
+	query_send(qr, out, len);
 }
 
 void
@@ -175,31 +320,21 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 {
 	struct worker *w = arg;
 	struct cache_entry *e = NULL;
-	struct msg_reply_opts opts;
 	struct fetch_waiter *wt;
-	struct query *qr;
-	size_t len;
 
 	if (res->outcome == FETCH_ANSWER)
 		e = cache_entry_new(worker_cache(w), res->r, res->now);
-	while ((wt = fetch_take_waiter(f)) != NULL) {
-		qr = QUERY_OF(wt);
-		if (res->outcome != FETCH_CANCELLED) {
-			reply_opts(w, &qr->q, qr->client.transport, &opts);
-			if (e != NULL)
-				len = cache_entry_answer(e, &qr->q, &opts,
-				    res->now, worker_scratch(w),
-				    WORKER_SCRATCH_LEN);
-			else
-				len = msg_write_error(&qr->q,
-				    MSG_RCODE_SERVFAIL, &opts,
-				    worker_scratch(w), WORKER_SCRATCH_LEN);
-			query_send(qr, worker_scratch(w), len);
-		}
-		query_free(qr);
-	}
-	if (e != NULL)
-		cache_insert(worker_cache(w), res->key, e);
 	else if (res->outcome == FETCH_FAILED)
-		cache_insert_failure(worker_cache(w), res->key, res->now);
+		cache_refresh_failed(worker_cache(w), res->key, res->now);
+	while ((wt = fetch_take_waiter(f)) != NULL) {
+		if (res->outcome != FETCH_CANCELLED)
+			answer_waiter(QUERY_OF(wt), res, e);
+		query_free(QUERY_OF(wt));
+	}
+	if (e == NULL)
+		return;
+	if (cache_entry_kind(e) == CACHE_POSITIVE)
+		prefetch_srv_targets(w, res->r, res->key,
+		    cache_entry_ttl(e), res->now);
+	cache_insert(worker_cache(w), res->key, e);
 }

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "clock.h"
 #include "listen.h"
 #include "log.h"
 #include "query.h"
@@ -18,9 +19,22 @@ struct worker {
 	struct listen_udp	**udp;
 	struct tcp_server	**tcp;
 	size_t			 n_socks;
+	struct event		*probe_tick;	/* re-checks down upstreams */
 	struct worker_stats	 stats;
 	uint8_t			 scratch[WORKER_SCRATCH_LEN];
 };
+
+/* Once a second, while some upstream is down, probe those that are due. */
+static void
+probe_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct worker *w = arg;
+
+	(void)fd;
+	(void)what;
+	if (upstream_any_down())
+		fetch_probe_down(w->fetches, w->zones, clock_now_ms());
+}
 
 static void
 fetch_settings_of(const struct config *conf, struct fetch_settings *s)
@@ -36,6 +50,7 @@ worker_new(struct event_base *base, const struct config *conf,
     struct zone_table *zones, struct cache *cache,
     const struct listen_socket *socks, size_t n)
 {
+	struct timeval second = { 1, 0 };
 	struct fetch_settings s;
 	struct worker *w;
 	size_t i;
@@ -50,7 +65,9 @@ worker_new(struct event_base *base, const struct config *conf,
 	w->fetches = fetch_ctx_new(base, &s, query_fetch_done, w);
 	w->udp = calloc(n, sizeof(*w->udp));
 	w->tcp = calloc(n, sizeof(*w->tcp));
-	if (w->fetches == NULL || w->udp == NULL || w->tcp == NULL)
+	w->probe_tick = event_new(base, -1, EV_PERSIST, probe_tick_cb, w);
+	if (w->fetches == NULL || w->udp == NULL || w->tcp == NULL ||
+	    w->probe_tick == NULL || event_add(w->probe_tick, &second) == -1)
 		goto fail;
 	w->n_socks = n;
 	for (i = 0; i < n; i++)
@@ -85,6 +102,8 @@ worker_free(struct worker *w)
 
 	if (w == NULL)
 		return;
+	if (w->probe_tick != NULL)
+		event_free(w->probe_tick);
 	/* Fetches first: their waiters hold references on TCP clients. */
 	fetch_ctx_free(w->fetches);
 	for (i = 0; i < w->n_socks; i++) {

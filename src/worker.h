@@ -26,8 +26,10 @@ struct worker_stats {
 	uint64_t	queries_tcp;
 	uint64_t	dropped;	/* unanswerable client messages */
 	uint64_t	answers_rcode[16];
-	uint64_t	cache_hits;
+	uint64_t	cache_hits;	/* fresh, stale or failure entries */
 	uint64_t	cache_misses;
+	uint64_t	stale_answers;	/* RFC 8767 */
+	uint64_t	prefetches;	/* background refreshes started */
 	uint64_t	tcp_accepted;
 	uint64_t	tcp_open;	/* connections open now */
 	uint64_t	tcp_refused;	/* over tcp-clients or no memory */
