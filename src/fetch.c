@@ -209,7 +209,24 @@ same_question(const struct attempt *a, const struct msg_response *r)
 	return MATCH_EXACT;
 }
 
-/* An attempt ended without a usable answer: this upstream is out. */
+/* Tell the waiters of f of a timeout or failure (fetch_waiter.setback). */
+static void
+fetch_setback(struct fetch *f)
+{
+	struct fetch_waiter *w, *next;
+
+	for (w = TAILQ_FIRST(&f->waiters); w != NULL; w = next) {
+		next = TAILQ_NEXT(w, entry);
+		if (w->setback != NULL)
+			w->setback(w, f->zone);
+	}
+}
+
+/*
+ * An attempt ended without a usable answer: this upstream is out. The
+ * fetch goes on (it ends, if at all, from the event loop), then waiters
+ * hear of it.
+ */
 static void
 attempt_failed(struct attempt *a, uint64_t now)
 {
@@ -220,6 +237,7 @@ attempt_failed(struct attempt *a, uint64_t now)
 	f->dead[a->idx] = 1;
 	attempt_close(a);
 	fetch_send_next(f, now);
+	fetch_setback(f);
 }
 
 static void tcp_read_cb(struct bufferevent *, void *);
@@ -482,6 +500,7 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
 		upstream_timed_out(a->up, a->rto, clock_now_ms());
 	}
 	fetch_send_next(f, clock_now_ms());
+	fetch_setback(f);
 }
 
 /*

@@ -27,6 +27,13 @@ struct fetch_ctx;
 struct fetch_waiter {
 	TAILQ_ENTRY(fetch_waiter)	 entry;
 	struct fetch			*fetch;	/* NULL when not waiting */
+	/*
+	 * If set, called each time an attempt of the fetch times out or
+	 * fails, with the fetch's zone, so that a waiter with a fallback can
+	 * stop waiting once it is hopeless; it may fetch_leave and free
+	 * itself, and nothing else.
+	 */
+	void	(*setback)(struct fetch_waiter *, const struct zone *);
 };
 
 enum fetch_outcome {

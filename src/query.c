@@ -112,6 +112,22 @@ answer_from_cache(struct query *qr, uint64_t now)
 	return 0;
 }
 
+/*
+ * An attempt of the refresh timed out or failed: once every upstream of
+ * the zone is down, waiting out the client response timer is pointless.
+ */
+static void
+query_setback(struct fetch_waiter *wt, const struct zone *zone)
+{
+	struct query *qr = QUERY_OF(wt);
+
+	if (qr->client_timer == NULL ||
+	    !upstream_all_down(zone->upstreams, zone->n_upstreams))
+		return;
+	if (answer_from_cache(qr, clock_now_ms()) == 0)
+		query_free(qr);
+}
+
 /* The client response timer fired before the refresh finished. */
 static void
 client_timeout_cb(evutil_socket_t fd, short what, void *arg)
@@ -145,6 +161,7 @@ query_wait(struct worker *w, const struct msg_query *q,
 	qr->q = *q;
 	qr->key = *key;
 	if (stale_wait >= 0) {
+		qr->waiter.setback = query_setback;
 		tv.tv_sec = stale_wait / 1000;
 		tv.tv_usec = (stale_wait % 1000) * 1000;
 		if ((qr->client_timer = evtimer_new(worker_base(w),

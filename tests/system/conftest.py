@@ -5,6 +5,8 @@ new_bind     factory: more named instances for one test, zones as text
 dnsdamper    factory: a daemon with the given forwards, stopped at teardown
 dd           a daemon forwarding `.` to the session's named
 blackhole    factory: UDP upstreams that read and never answer
+faultproxy   factory: tests/faultproxy in front of an upstream, faults set
+             by flags, schedule or at run time; stopped at teardown
 
 Every test runs under a SIGALRM deadline (DNSTEST_TIMEOUT s, default 60;
 @pytest.mark.timeout_s(N) for one test) for its setup and its body, so no
@@ -201,3 +203,52 @@ def dnsdamper(tmp_path, request):
 def dd(dnsdamper, bind):
     """A daemon that forwards everything (`.`) to the session's named."""
     return dnsdamper([Forward(".", [bind])])
+
+
+# --- fault-injecting upstream ----------------------------------------------
+# tests/faultproxy is a package beside this directory; its driver starts the
+# proxy through dnstest.proc, so the session's safety net knows about it.
+
+import sys  # noqa: E402
+
+sys.path.insert(0, str(HERE.parent))
+from faultproxy.driver import FaultProxy  # noqa: E402
+
+
+@pytest.fixture
+def faultproxy(tmp_path, request):
+    """Factory: faultproxy(upstream, schedule=None, seed=1, **faults) -> a
+    started FaultProxy (tests/faultproxy/driver.py) in front of upstream (a
+    BindServer, or anything with a .port, or a port), on a free loopback
+    port: .port, .set(**faults), .clear(), .stats(), .reset(), .stop().
+    faults are its command-line flags (loss=0.5, lowercase=True, ...);
+    schedule a dict or a path. Each is stopped by PID at teardown; one that
+    died during the test, or needed SIGKILL, fails the teardown."""
+    proxies = []
+
+    def make(upstream, schedule=None, seed=1, **faults):
+        port = getattr(upstream, "port", upstream)
+        fp = FaultProxy(tmp_path / f"faultproxy{len(proxies)}", port,
+                        schedule=schedule, seed=seed, lifetime=300,
+                        spawn=proc.spawn, stop=proc.stop, **faults)
+        proxies.append(fp)
+        _add_source(request, f"faultproxy{len(proxies) - 1} log",
+                    fp.log_text)
+        return fp.start()
+
+    yield make
+    problems = []
+    for i, fp in enumerate(proxies):
+        if fp.proc is None or fp.final_stats is not None:  # test stopped it
+            continue
+        died = fp.proc.poll()
+        try:
+            fp.stop()
+        except AssertionError as e:
+            problems.append(f"faultproxy{i}: {e}")
+            continue
+        if died is not None:
+            problems.append(f"faultproxy{i} died during the test with "
+                            f"status {died}:\n{fp.log_text()}")
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
