@@ -98,4 +98,7 @@ void	config_free(struct config *conf);
  */
 void	config_print(const struct config *conf, FILE *stream);
 
+/* config_policy_name: the directive's word for policy ("order"...). */
+const char *config_policy_name(enum config_policy policy);
+
 #endif

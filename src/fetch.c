@@ -209,6 +209,19 @@ same_question(const struct attempt *a, const struct msg_response *r)
 	return MATCH_EXACT;
 }
 
+/* With -v: what happened to attempt a, e.g. "answered SERVFAIL". */
+static void
+attempt_log(const struct attempt *a, const char *what)
+{
+	char name[1024];
+
+	if (log_get_level() < LOG_LEVEL_DEBUG)
+		return;
+	log_debug("upstream %s, %s type %u: %s", a->up->name,
+	    msg_name_to_str(a->qname, a->f->q.q.qname_len, name,
+	    sizeof(name)), a->f->q.q.qtype, what);
+}
+
 /* Tell the waiters of f of a timeout or failure (fetch_waiter.setback). */
 static void
 fetch_setback(struct fetch *f)
@@ -228,10 +241,11 @@ fetch_setback(struct fetch *f)
  * hear of it.
  */
 static void
-attempt_failed(struct attempt *a, uint64_t now)
+attempt_failed(struct attempt *a, const char *why, uint64_t now)
 {
 	struct fetch *f = a->f;
 
+	attempt_log(a, why);
 	f->ctx->stats.failures++;
 	upstream_failed(a->up, now);
 	f->dead[a->idx] = 1;
@@ -262,8 +276,9 @@ attempt_tcp_start(struct attempt *a, uint64_t now)
 	a->up->counters.queries++;
 	a->sent = now;
 	a->bev = bufferevent_socket_new(f->ctx->base, -1, BEV_OPT_CLOSE_ON_FREE);
+	attempt_log(a, "truncated (TC); asking again over TCP");
 	if (a->bev == NULL) {
-		attempt_failed(a, now);
+		attempt_failed(a, "no memory for TCP", now);
 		return;
 	}
 	bufferevent_setcb(a->bev, tcp_read_cb, NULL, tcp_event_cb, a);
@@ -272,7 +287,7 @@ attempt_tcp_start(struct attempt *a, uint64_t now)
 	    -1 || bufferevent_write(a->bev, prefix, 2) == -1 ||
 	    bufferevent_write(a->bev, a->wire, a->wire_len) == -1 ||
 	    bufferevent_enable(a->bev, EV_READ) == -1) {
-		attempt_failed(a, now);
+		attempt_failed(a, strerror(errno), now);
 		return;
 	}
 }
@@ -296,7 +311,11 @@ attempt_receive(struct attempt *a, const uint8_t *pkt, size_t len,
 		msg_response_free(&r);
 		f->ctx->stats.mismatched++;
 		if (tcp)
-			attempt_failed(a, now);
+			attempt_failed(a, "a TCP response that does not match",
+			    now);
+		else
+			attempt_log(a, "ignored a response that does not "
+			    "match (RFC 5452)");
 		return;
 	}
 	if (match == MATCH_CASE_ONLY) {
@@ -307,7 +326,7 @@ attempt_receive(struct attempt *a, const uint8_t *pkt, size_t len,
 		upstream_no_case(a->up);
 		attempt_close(a);
 		if (fetch_send_to(f, a->idx, now) == -1)
-			attempt_failed(a, now);
+			attempt_failed(a, strerror(errno), now);
 		return;
 	}
 	if ((r.flags & MSG_FLAG_TC) && !tcp) {
@@ -318,7 +337,11 @@ attempt_receive(struct attempt *a, const uint8_t *pkt, size_t len,
 	if (r.class == MSG_CLASS_FAILURE || r.class == MSG_CLASS_REFERRAL ||
 	    (r.opt_index != -1 && (size_t)r.opt_index != r.n_rrs - 1)) {
 		msg_response_free(&r);
-		attempt_failed(a, now);
+		attempt_failed(a, r.class == MSG_CLASS_FAILURE ?
+		    "answered with a failure rcode" :
+		    r.class == MSG_CLASS_REFERRAL ?
+		    "answered with a referral (not recursive?)" :
+		    "answered with an OPT record that is not last", now);
 		return;
 	}
 	upstream_answered(a->up, (uint32_t)(now - a->sent));
@@ -339,8 +362,7 @@ udp_read_cb(evutil_socket_t fd, short what, void *arg)
 		if (errno == EAGAIN || errno == EINTR)
 			return;
 		/* ICMP port unreachable surfaces here as ECONNREFUSED. */
-		log_debug("upstream %s: %s", a->up->name, strerror(errno));
-		attempt_failed(a, now);
+		attempt_failed(a, strerror(errno), now);
 		return;
 	}
 	attempt_receive(a, a->f->ctx->rbuf, (size_t)n, now);
@@ -369,9 +391,9 @@ tcp_event_cb(struct bufferevent *bev, short events, void *arg)
 
 	(void)bev;
 	if (events & (BEV_EVENT_ERROR | BEV_EVENT_EOF | BEV_EVENT_TIMEOUT)) {
-		log_debug("upstream %s: TCP %s", a->up->name,
-		    events & BEV_EVENT_EOF ? "closed" : "failed");
-		attempt_failed(a, clock_now_ms());
+		attempt_failed(a, events & BEV_EVENT_EOF ?
+		    "TCP connection closed" : "TCP connection failed",
+		    clock_now_ms());
 	}
 }
 
@@ -434,7 +456,7 @@ attempt_send(struct fetch *f, size_t idx, uint64_t now)
 	a->up->counters.queries++;
 	if ((a->fd = udp_socket(&a->up->addr)) == -1 ||
 	    send(a->fd, a->wire, a->wire_len, 0) == -1) {
-		log_debug("upstream %s: %s", a->up->name, strerror(errno));
+		attempt_log(a, strerror(errno));
 		return -1;
 	}
 	a->ev = event_new(f->ctx->base, a->fd, EV_READ | EV_PERSIST,
@@ -496,6 +518,7 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (a != NULL && a->live && a->bev == NULL) {
+		attempt_log(a, "no answer within its timeout; asking the next");
 		f->ctx->stats.timeouts++;
 		upstream_timed_out(a->up, a->rto, clock_now_ms());
 	}

@@ -62,6 +62,30 @@ cache_limits_of(const struct config *conf, struct cache_limits *lim)
 	lim->stale_refresh_interval = conf->stale_refresh_interval;
 }
 
+/* What is being served, for the log: where from, where, and to whom. */
+static void
+log_serving(const struct daemon *d)
+{
+	const struct zone *z;
+	char addr[ADDR_STRLEN], ups[512];
+	size_t i, j, o;
+
+	log_info("configuration: %s", d->config_path != NULL ?
+	    d->config_path : "none, built-in defaults");
+	for (i = 0; i < zone_count(d->zones); i++) {
+		z = zone_at(d->zones, i);
+		for (j = 0, o = 0; j < z->n_upstreams && o < sizeof(ups); j++)
+			o += (size_t)snprintf(ups + o, sizeof(ups) - o, "%s%s",
+			    j > 0 ? " " : "", z->upstreams[j]->name);
+		log_info("forward %s to %s (policy %s)", z->name_str,
+		    z->n_upstreams > 0 ? ups : "nothing",
+		    config_policy_name(z->policy));
+	}
+	for (i = 0; i < d->n_socks; i++)
+		log_info("listening on %s, UDP and TCP",
+		    addr_format(&d->socks[i].addr, addr, sizeof(addr)));
+}
+
 /* Errors of a reload go to the log line by line, not to stderr. */
 static int
 load_logged(const char *path, struct config *conf)
@@ -121,6 +145,7 @@ reload(struct daemon *d)
 	config_free(&d->conf);
 	d->conf = conf;
 	worker_reconfigure(d->worker, &d->conf, d->zones);
+	log_serving(d);
 	log_info("reloaded");
 }
 
@@ -206,7 +231,8 @@ serve(struct daemon *d)
 			if ((ev[i] = evsignal_new(d->base, sigs[i], signal_cb,
 			    d)) == NULL || evsignal_add(ev[i], NULL) == -1)
 				fatalx("cannot install signal handlers");
-		log_info("started, %zu listening addresses", d->n_socks);
+		log_serving(d);
+		log_info("started");
 		rc = event_base_dispatch(d->base) == -1;
 		for (i = 0; i < 3; i++)
 			event_free(ev[i]);

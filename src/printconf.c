@@ -85,3 +85,13 @@ config_print(const struct config *conf, FILE *stream)
 	for (i = 0; i < conf->n_forwards; i++)
 		printconf_forward(conf, &conf->forwards[i], stream);
 }
+
+const char *
+config_policy_name(enum config_policy policy)
+{
+	static char buf[16];
+
+	/* The table's own names, so the log and the config never differ. */
+	return parse_format(parse_lookup(parse_forward_block, "policy"),
+	    policy, buf, sizeof(buf));
+}

@@ -149,6 +149,23 @@ event_cb(struct bufferevent *bev, short events, void *arg)
 	conn_close(c);
 }
 
+/* Over tcp-clients: close at once, and say so at most once a minute. */
+static void
+refuse(struct tcp_server *srv, int fd, uint32_t limit)
+{
+	static uint64_t last_logged;
+	uint64_t now = clock_now_ms();
+
+	worker_stats(srv->w)->tcp_refused++;
+	close(fd);
+	if (last_logged != 0 && now - last_logged < 60000)
+		return;
+	last_logged = now;
+	log_warnx("tcp-clients %u reached: refusing TCP connections "
+	    "(%llu so far)", limit,
+	    (unsigned long long)worker_stats(srv->w)->tcp_refused);
+}
+
 static void
 accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
@@ -162,8 +179,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	/* tcp-clients bounds the worker, across all its listeners. */
 	if (worker_stats(srv->w)->tcp_open >= conf->tcp_clients ||
 	    (c = calloc(1, sizeof(*c))) == NULL) {
-		worker_stats(srv->w)->tcp_refused++;
-		close(fd);
+		refuse(srv, fd, conf->tcp_clients);
 		return;
 	}
 	c->bev = bufferevent_socket_new(worker_base(srv->w), fd,

@@ -1,8 +1,10 @@
 """`dnsdamper -t -c FILE` checks a config: exit 0 if valid, else non-zero
 with `file:line: message` on stderr for every error (all of them in one
-run, DESIGN.md "Configuration")."""
+run, dnsdamper.conf(5) "SYNTAX")."""
 
+import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -101,3 +103,29 @@ def test_check_missing_file(tmp_path):
     r = run_check(binary_path(), tmp_path / "no-such.conf")
     assert r.returncode != 0
     assert "no-such.conf" in r.stderr, r.stderr
+
+
+def _example_config(tmp_path, uncomment_examples):
+    """conf/dnsdamper.conf with resolv-conf pointed at a loopback-only file,
+    and optionally its commented-out forward zones switched on."""
+    top = Path(os.environ.get("top_srcdir",
+                              Path(__file__).resolve().parents[2]))
+    resolv = tmp_path / "resolv.conf"
+    # not 127.0.0.1:53, which the example's default listen makes our own
+    resolv.write_text("nameserver 127.0.0.2\n")
+    text = (top / "conf" / "dnsdamper.conf").read_text()
+    assert "\nresolv-conf /etc/resolv.conf\n" in text
+    text = text.replace("\nresolv-conf /etc/resolv.conf\n",
+                        f"\nresolv-conf {resolv}\n")
+    if uncomment_examples:
+        text = re.sub(r"(?m)^#(forward |\t|})", r"\1", text)
+        assert "\nforward consul" in text and "\tpolicy fastest" in text
+    return _write(tmp_path, text.splitlines(), "example.conf")
+
+
+@pytest.mark.parametrize("uncomment", [False, True])
+def test_example_config_is_valid(tmp_path, uncomment):
+    # the shipped example, as is and with its example zones enabled
+    path = _example_config(tmp_path, uncomment)
+    r = run_check(binary_path(), path)
+    assert r.returncode == 0, r.stderr
