@@ -30,6 +30,7 @@ struct attempt {
 	struct event		*ev;	/* UDP readable */
 	struct bufferevent	*bev;	/* TCP, once retried */
 	uint16_t		 id;
+	struct upstream_stats	*st;	/* the upstream's, for this zone */
 	uint8_t			 qname[MSG_NAME_MAX];	/* as sent */
 	int			 cased;	/* qname has 0x20 case */
 	uint8_t			 wire[QUERY_WIRE_MAX];
@@ -209,6 +210,28 @@ same_question(const struct attempt *a, const struct msg_response *r)
 	return MATCH_EXACT;
 }
 
+/* Counts when the upstream's per-zone counters could not be had. */
+static struct upstream_stats stats_lost;
+
+static void
+count_sent(struct attempt *a)
+{
+	a->st->queries++;
+}
+
+/*
+ * The upstream failed us: count it, and it counts to being down; except
+ * for a loop probe, whose made-up name a healthy upstream may refuse.
+ */
+static void
+count_failure(struct attempt *a, uint64_t now)
+{
+	if (a->f->kind == FETCH_LOOP_PROBE)
+		return;
+	a->st->failures++;
+	upstream_failed(a->up, now);
+}
+
 /* With -v: what happened to attempt a, e.g. "answered SERVFAIL". */
 static void
 attempt_log(const struct attempt *a, const char *what)
@@ -246,8 +269,7 @@ attempt_failed(struct attempt *a, const char *why, uint64_t now)
 	struct fetch *f = a->f;
 
 	attempt_log(a, why);
-	f->ctx->stats.failures++;
-	upstream_failed(a->up, now);
+	count_failure(a, now);
 	f->dead[a->idx] = 1;
 	attempt_close(a);
 	fetch_send_next(f, now);
@@ -270,10 +292,8 @@ attempt_tcp_start(struct attempt *a, uint64_t now)
 	a->fd = -1;
 	if (f->attempts == a)
 		evtimer_del(f->retry);	/* TCP gets until the deadline */
-	f->ctx->stats.tc_retries++;
-	f->ctx->stats.queries++;
-	a->up->counters.tc_retries++;
-	a->up->counters.queries++;
+	a->st->tc_retries++;
+	count_sent(a);
 	a->sent = now;
 	a->bev = bufferevent_socket_new(f->ctx->base, -1, BEV_OPT_CLOSE_ON_FREE);
 	attempt_log(a, "truncated (TC); asking again over TCP");
@@ -344,6 +364,8 @@ attempt_receive(struct attempt *a, const uint8_t *pkt, size_t len,
 		    "answered with an OPT record that is not last", now);
 		return;
 	}
+	a->st->answers++;
+	metrics_observe(&a->st->latency, now - a->sent);
 	upstream_answered(a->up, (uint32_t)(now - a->sent));
 	fetch_end(f, FETCH_ANSWER, &r, now);
 	msg_response_free(&r);
@@ -436,6 +458,8 @@ attempt_new(struct fetch *f, size_t idx, uint64_t now)
 	    f->ctx->s.edns_size, a->wire, sizeof(a->wire));
 	a->sent = now;
 	a->rto = upstream_rto(a->up);
+	if ((a->st = upstream_stats_for(a->up, f->zone->name_str)) == NULL)
+		a->st = &stats_lost;
 	a->next = f->attempts;
 	f->attempts = a;
 	return a;
@@ -452,17 +476,15 @@ attempt_send(struct fetch *f, size_t idx, uint64_t now)
 	if (!a->up->loop_checked && f->kind == FETCH_RESOLVE)
 		loop_probe_start(f, a->up, now);
 	f->n_sent++;
-	f->ctx->stats.queries++;
-	a->up->counters.queries++;
+	count_sent(a);
 	if ((a->fd = udp_socket(&a->up->addr)) == -1 ||
-	    send(a->fd, a->wire, a->wire_len, 0) == -1) {
+	    send(a->fd, a->wire, a->wire_len, 0) == -1 ||
+	    (a->ev = event_new(f->ctx->base, a->fd, EV_READ | EV_PERSIST,
+	    udp_read_cb, a)) == NULL || event_add(a->ev, NULL) == -1) {
 		attempt_log(a, strerror(errno));
+		count_failure(a, now);
 		return -1;
 	}
-	a->ev = event_new(f->ctx->base, a->fd, EV_READ | EV_PERSIST,
-	    udp_read_cb, a);
-	if (a->ev == NULL || event_add(a->ev, NULL) == -1)
-		return -1;
 	a->live = 1;
 	f->n_live++;
 	return 0;
@@ -499,8 +521,6 @@ fetch_send_next(struct fetch *f, uint64_t now)
 			continue;
 		if (fetch_send_to(f, i, now) == 0)
 			return;
-		f->ctx->stats.failures++;
-		upstream_failed(f->order[i], now);
 		f->dead[i] = 1;
 	}
 	if (f->n_live == 0)
@@ -519,7 +539,7 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (a != NULL && a->live && a->bev == NULL) {
 		attempt_log(a, "no answer within its timeout; asking the next");
-		f->ctx->stats.timeouts++;
+		a->st->timeouts++;
 		upstream_timed_out(a->up, a->rto, clock_now_ms());
 	}
 	fetch_send_next(f, clock_now_ms());

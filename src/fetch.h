@@ -63,14 +63,11 @@ struct fetch_settings {
 	int		randomize_case;	/* 0x20 */
 };
 
+/* Per upstream and zone figures are in struct upstream_stats. */
 struct fetch_stats {
 	uint64_t	started;	/* fetches, i.e. resolutions */
 	uint64_t	coalesced;	/* waiters that joined a running fetch */
 	uint64_t	over_budget;	/* refused: max-inflight reached */
-	uint64_t	queries;	/* upstream queries sent (UDP + TCP) */
-	uint64_t	timeouts;	/* attempts that timed out */
-	uint64_t	failures;	/* SERVFAIL/REFUSED/refused/garbage */
-	uint64_t	tc_retries;	/* TC=1 answers retried over TCP */
 	uint64_t	mismatched;	/* responses with wrong ID or question */
 	uint64_t	inflight;	/* fetches running now */
 };

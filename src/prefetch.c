@@ -54,7 +54,7 @@ prefetch_maybe(struct worker *w, const struct msg_query *q,
 	if (res->expires_in > prefetch_window(zone, res->ttl))
 		return;
 	if (refresh(w, q, key, now) == 0)
-		worker_stats(w)->prefetches++;
+		worker_metrics(w)->prefetches++;
 }
 
 /* The question (target, qtype) asked with key's DO and CD bits. */
@@ -91,7 +91,7 @@ fetch_target(struct worker *w, const uint8_t *target, size_t len,
 	    res.expires_in >= (uint64_t)lifetime * 1000)
 		return;
 	if (refresh(w, &q, &key, now) == 0)
-		worker_stats(w)->prefetches++;
+		worker_metrics(w)->prefetches++;
 }
 
 void

@@ -22,6 +22,7 @@ struct query {
 	struct client		 client;
 	struct msg_query	 q;
 	struct cache_key	 key;
+	uint64_t		 arrived;	/* ms */
 	struct fetch_waiter	 waiter;
 	struct event		*client_timer;	/* RFC 8767 §5: a stale answer
 						 * goes out when it fires */
@@ -65,15 +66,18 @@ refusal(const struct msg_query *q)
 }
 
 static void
-count_answer(struct worker *w, const uint8_t *answer)
+count_answer(struct worker *w, enum metrics_source source,
+    const uint8_t *answer, uint64_t arrived, uint64_t now)
 {
-	worker_stats(w)->answers_rcode[answer[3] & 0xf]++;
+	metrics_count_answer(worker_metrics(w), source, answer[3] & 0xf,
+	    now > arrived ? now - arrived : 0);
 }
 
 static void
-query_send(struct query *qr, const uint8_t *buf, size_t len)
+query_send(struct query *qr, enum metrics_source source, const uint8_t *buf,
+    size_t len, uint64_t now)
 {
-	count_answer(qr->w, buf);
+	count_answer(qr->w, source, buf, qr->arrived, now);
 	if (qr->client.transport == CLIENT_UDP)
 		listen_udp_send(&qr->client, buf, len);
 	else
@@ -107,8 +111,8 @@ answer_from_cache(struct query *qr, uint64_t now)
 	    WORKER_SCRATCH_LEN, &res);
 	if (res.state != CACHE_FRESH && res.state != CACHE_STALE)
 		return -1;
-	worker_stats(qr->w)->stale_answers += res.state == CACHE_STALE;
-	query_send(qr, out, res.len);
+	query_send(qr, res.state == CACHE_STALE ? METRICS_FROM_STALE :
+	    METRICS_FROM_CACHE, out, res.len, now);
 	return 0;
 }
 
@@ -160,6 +164,7 @@ query_wait(struct worker *w, const struct msg_query *q,
 	qr->client = *c;
 	qr->q = *q;
 	qr->key = *key;
+	qr->arrived = now;
 	if (stale_wait >= 0) {
 		qr->waiter.setback = query_setback;
 		tv.tv_sec = stale_wait / 1000;
@@ -207,7 +212,6 @@ query_stale(struct worker *w, const struct msg_query *q,
 	if (zone != NULL && res->may_refresh)
 		(void)fetch_join(worker_fetches(w), key, q, worker_zones(w),
 		    zone, now, NULL);
-	worker_stats(w)->stale_answers++;
 	return QUERY_ANSWERED;
 }
 
@@ -256,22 +260,20 @@ query_handle(struct worker *w, const uint8_t *pkt, size_t len,
     const struct client *c, uint64_t now, uint8_t *out, size_t cap,
     size_t *outlen)
 {
-	struct worker_stats *st = worker_stats(w);
+	struct metrics *m = worker_metrics(w);
+	enum metrics_source source = METRICS_FROM_ERROR;
 	struct msg_reply_opts opts;
 	struct cache_result res;
 	struct cache_key key;
 	struct msg_query q;
-	enum query_status status = QUERY_ANSWERED;
 	unsigned rcode;
 	int drop;
 
-	if (c->transport == CLIENT_UDP)
-		st->queries_udp++;
-	else
-		st->queries_tcp++;
 	rcode = query_parse(w, pkt, len, &q, &drop);
+	metrics_count_query(m, c->transport == CLIENT_UDP ? METRICS_UDP :
+	    METRICS_TCP, q.q.qname_len > 0 ? q.q.qtype : 0);
 	if (drop) {
-		st->dropped++;
+		m->dropped++;
 		return QUERY_DROPPED;
 	}
 	reply_opts(w, &q, c->transport, &opts);
@@ -280,25 +282,24 @@ query_handle(struct worker *w, const uint8_t *pkt, size_t len,
 	cache_key_make(worker_cache(w), &q.q, q.edns.do_bit,
 	    (q.flags & MSG_FLAG_CD) != 0, &key);
 	cache_lookup(worker_cache(w), &key, &q, &opts, now, out, cap, &res);
+	m->cache_hits += res.state != CACHE_ABSENT;
+	m->cache_misses += res.state == CACHE_ABSENT;
 	switch (res.state) {
 	case CACHE_FRESH:
-		st->cache_hits++;
 		prefetch_maybe(w, &q, &key, &res, now);
 		*outlen = res.len;
+		source = METRICS_FROM_CACHE;
 		goto answered;
 	case CACHE_STALE:
-		st->cache_hits++;
-		status = query_stale(w, &q, &key, &res, c, now);
 		*outlen = res.len;
-		if (status == QUERY_PENDING)
-			return status;
+		source = METRICS_FROM_STALE;
+		if (query_stale(w, &q, &key, &res, c, now) == QUERY_PENDING)
+			return QUERY_PENDING;
 		goto answered;
 	case CACHE_FAILED:
-		st->cache_hits++;
 		rcode = MSG_RCODE_SERVFAIL;
 		goto error;
 	case CACHE_ABSENT:
-		st->cache_misses++;
 		if ((rcode = query_miss(w, &q, &key, c, now)) ==
 		    MSG_RCODE_NOERROR)
 			return QUERY_PENDING;
@@ -307,8 +308,8 @@ query_handle(struct worker *w, const uint8_t *pkt, size_t len,
 error:
 	*outlen = msg_write_error(&q, rcode, &opts, out, cap);
 answered:
-	count_answer(w, out);
-	return status;
+	count_answer(w, source, out, now, now);
+	return QUERY_ANSWERED;
 }
 
 /* Answer one waiter of a fetch that has ended. */
@@ -329,7 +330,8 @@ answer_waiter(struct query *qr, const struct fetch_result *res,
 	else
 		len = msg_write_error(&qr->q, MSG_RCODE_SERVFAIL, &opts, out,
 		    WORKER_SCRATCH_LEN);
-	query_send(qr, out, len);
+	query_send(qr, e != NULL ? METRICS_FROM_UPSTREAM : METRICS_FROM_ERROR,
+	    out, len, res->now);
 }
 
 void

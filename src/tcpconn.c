@@ -53,7 +53,7 @@ conn_close(struct tcpconn *c)
 	if (c->srv == NULL)
 		return;
 	LIST_REMOVE(c, entry);
-	worker_stats(c->srv->w)->tcp_open--;
+	worker_metrics(c->srv->w)->tcp_open--;
 	c->srv = NULL;
 	bufferevent_free(c->bev);
 	c->bev = NULL;
@@ -156,14 +156,14 @@ refuse(struct tcp_server *srv, int fd, uint32_t limit)
 	static uint64_t last_logged;
 	uint64_t now = clock_now_ms();
 
-	worker_stats(srv->w)->tcp_refused++;
+	worker_metrics(srv->w)->tcp_refused++;
 	close(fd);
 	if (last_logged != 0 && now - last_logged < 60000)
 		return;
 	last_logged = now;
 	log_warnx("tcp-clients %u reached: refusing TCP connections "
 	    "(%llu so far)", limit,
-	    (unsigned long long)worker_stats(srv->w)->tcp_refused);
+	    (unsigned long long)worker_metrics(srv->w)->tcp_refused);
 }
 
 static void
@@ -177,7 +177,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 
 	(void)l;
 	/* tcp-clients bounds the worker, across all its listeners. */
-	if (worker_stats(srv->w)->tcp_open >= conf->tcp_clients ||
+	if (worker_metrics(srv->w)->tcp_open >= conf->tcp_clients ||
 	    (c = calloc(1, sizeof(*c))) == NULL) {
 		refuse(srv, fd, conf->tcp_clients);
 		return;
@@ -193,8 +193,8 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	c->srv = srv;
 	c->refs = 1;
 	LIST_INSERT_HEAD(&srv->conns, c, entry);
-	worker_stats(srv->w)->tcp_open++;
-	worker_stats(srv->w)->tcp_accepted++;
+	worker_metrics(srv->w)->tcp_open++;
+	worker_metrics(srv->w)->tcp_accepted++;
 	idle.tv_sec = conf->tcp_idle_timeout / 1000;
 	idle.tv_usec = (conf->tcp_idle_timeout % 1000) * 1000;
 	bufferevent_setcb(c->bev, read_cb, NULL, event_cb, c);

@@ -48,6 +48,9 @@ upstream_unref(struct upstream *u)
 			break;
 		}
 	n_down -= u->down;
+	while (u->n_stats > 0)
+		free(u->stats[--u->n_stats].zone);
+	free(u->stats);
 	free(u);
 }
 
@@ -64,6 +67,30 @@ upstream_reconfigure(uint32_t min_ms, uint32_t max_ms)
 	}
 }
 
+struct upstream_stats *
+upstream_stats_for(struct upstream *u, const char *zone)
+{
+	struct upstream_stats *n;
+	size_t i;
+
+	for (i = 0; i < u->n_stats; i++)
+		if (strcmp(u->stats[i].zone, zone) == 0)
+			return &u->stats[i];
+	if ((n = reallocarray(u->stats, u->n_stats + 1, sizeof(*n))) == NULL)
+		return NULL;
+	u->stats = n;
+	memset(&n[u->n_stats], 0, sizeof(*n));
+	if ((n[u->n_stats].zone = strdup(zone)) == NULL)
+		return NULL;
+	return &n[u->n_stats++];
+}
+
+struct upstream *
+upstream_first(void)
+{
+	return registry;
+}
+
 uint32_t
 upstream_rto(const struct upstream *u)
 {
@@ -73,7 +100,6 @@ upstream_rto(const struct upstream *u)
 void
 upstream_answered(struct upstream *u, uint32_t rtt_ms)
 {
-	u->counters.answers++;
 	rtt_sample(&u->rtt, rtt_ms, timeout_min, timeout_max);
 	u->fails = 0;
 	if (u->down) {
@@ -100,14 +126,12 @@ count_failure(struct upstream *u, uint64_t now)
 void
 upstream_failed(struct upstream *u, uint64_t now)
 {
-	u->counters.failures++;
 	count_failure(u, now);
 }
 
 void
 upstream_timed_out(struct upstream *u, uint32_t used_ms, uint64_t now)
 {
-	u->counters.timeouts++;
 	rtt_timeout(&u->rtt, used_ms, timeout_min, timeout_max);
 	count_failure(u, now);
 }

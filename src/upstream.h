@@ -15,6 +15,7 @@
 
 #include "addr.h"
 #include "config.h"
+#include "metrics.h"
 #include "rtt.h"
 
 /* Consecutive failures (timeouts, SERVFAIL, REFUSED, unreachable) after
@@ -24,12 +25,15 @@
 #define UPSTREAM_PROBE_FIRST	1000
 #define UPSTREAM_PROBE_MAX	60000
 
-struct upstream_counters {
-	uint64_t	queries;	/* sent, UDP and TCP */
-	uint64_t	answers;	/* usable answers */
-	uint64_t	timeouts;
-	uint64_t	failures;	/* SERVFAIL, REFUSED, unreachable... */
-	uint64_t	tc_retries;
+/* What one upstream did for one forward zone (metrics labels). */
+struct upstream_stats {
+	char			*zone;		/* owned, "corp.example." */
+	uint64_t		 queries;	/* sent, UDP and TCP */
+	uint64_t		 answers;	/* usable answers */
+	uint64_t		 timeouts;
+	uint64_t		 failures;	/* SERVFAIL, REFUSED, unreachable */
+	uint64_t		 tc_retries;
+	struct metrics_histogram latency;	/* of usable answers */
 };
 
 struct upstream {
@@ -44,7 +48,8 @@ struct upstream {
 	int		 no_case;	/* does not echo 0x20 case */
 	int		 loop;		/* forwards our queries back to us */
 	int		 loop_checked;	/* a loop probe was sent to it */
-	struct upstream_counters counters;
+	struct upstream_stats *stats;	/* owned, one per zone using it */
+	size_t		 n_stats;
 	struct upstream	*next;		/* registry chain */
 };
 
@@ -65,6 +70,17 @@ void	upstream_unref(struct upstream *u);
  * again (the configuration that made it one may have changed).
  */
 void	upstream_reconfigure(uint32_t min_ms, uint32_t max_ms);
+
+/*
+ * upstream_stats_for: u's counters for forward zone zone (presentation
+ * format), created empty on first use; they live as long as u. Returns
+ * NULL if out of memory.
+ */
+struct upstream_stats *upstream_stats_for(struct upstream *u,
+	    const char *zone);
+
+/* upstream_first: the registry, for reports; next with u->next. */
+struct upstream *upstream_first(void);
 
 /* upstream_rto: the timeout to use for the next query to u, in ms. */
 uint32_t upstream_rto(const struct upstream *u);

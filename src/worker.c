@@ -20,7 +20,7 @@ struct worker {
 	struct tcp_server	**tcp;
 	size_t			 n_socks;
 	struct event		*probe_tick;	/* re-checks down upstreams */
-	struct worker_stats	 stats;
+	struct metrics		 metrics;
 	uint8_t			 scratch[WORKER_SCRATCH_LEN];
 };
 
@@ -71,9 +71,11 @@ worker_new(struct event_base *base, const struct config *conf,
 		goto fail;
 	w->n_socks = n;
 	for (i = 0; i < n; i++)
-		if ((w->udp[i] = listen_udp_start(w, &socks[i])) == NULL ||
+		if ((socks[i].udp_fd != -1 &&
+		    (w->udp[i] = listen_udp_start(w, &socks[i])) == NULL) ||
+		    (socks[i].tcp_fd != -1 &&
 		    (w->tcp[i] = tcpconn_server_new(w, socks[i].tcp_fd)) ==
-		    NULL)
+		    NULL))
 			goto fail;
 	return w;
 fail:
@@ -152,8 +154,8 @@ worker_scratch(struct worker *w)
 	return w->scratch;
 }
 
-struct worker_stats *
-worker_stats(struct worker *w)
+struct metrics *
+worker_metrics(struct worker *w)
 {
-	return &w->stats;
+	return &w->metrics;
 }

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "fetch.h"
 #include "listen.h"
+#include "metrics.h"
 #include "msg.h"
 #include "zone.h"
 
@@ -21,19 +22,6 @@
 
 struct worker;
 
-struct worker_stats {
-	uint64_t	queries_udp;
-	uint64_t	queries_tcp;
-	uint64_t	dropped;	/* unanswerable client messages */
-	uint64_t	answers_rcode[16];
-	uint64_t	cache_hits;	/* fresh, stale or failure entries */
-	uint64_t	cache_misses;
-	uint64_t	stale_answers;	/* RFC 8767 */
-	uint64_t	prefetches;	/* background refreshes started */
-	uint64_t	tcp_accepted;
-	uint64_t	tcp_open;	/* connections open now */
-	uint64_t	tcp_refused;	/* over tcp-clients or no memory */
-};
 
 /*
  * worker_new: a worker on base serving socks (borrowed; n of them) with
@@ -60,6 +48,6 @@ struct zone_table *worker_zones(struct worker *w);
 struct cache *worker_cache(struct worker *w);
 struct fetch_ctx *worker_fetches(struct worker *w);
 uint8_t	*worker_scratch(struct worker *w);
-struct worker_stats *worker_stats(struct worker *w);
+struct metrics *worker_metrics(struct worker *w);
 
 #endif

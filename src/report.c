@@ -1,0 +1,468 @@
+/* report.c: metrics, upstream state and explanations, for the control socket. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <ldns/ldns.h>
+
+#include "fetch.h"
+#include "report.h"
+#include "upstream.h"
+#include "zone.h"
+
+/* A family with one unlabelled sample. */
+static void
+scalar(const struct metrics_writer *w, const char *name, const char *type,
+    const char *help, double value)
+{
+	w->family(w->ctx, name, type, help);
+	w->sample(w->ctx, name, NULL, 0, value);
+	w->end_family(w->ctx);
+}
+
+static void
+report_traffic(const struct metrics *m, const struct metrics_writer *w)
+{
+	const char *labels[4];
+	size_t i, j;
+
+	w->family(w->ctx, "dnsdamper_queries_total", "counter",
+	    "Client queries received, by transport and qtype.");
+	for (i = 0; i < METRICS_TRANSPORTS; i++)
+		for (j = 0; j < METRICS_QTYPES; j++) {
+			labels[0] = "transport";
+			labels[1] = metrics_transport_name(i);
+			labels[2] = "qtype";
+			labels[3] = metrics_qtype_name(j);
+			w->sample(w->ctx, "dnsdamper_queries_total", labels, 2,
+			    (double)m->queries[i][j]);
+		}
+	w->end_family(w->ctx);
+	w->family(w->ctx, "dnsdamper_answers_total", "counter",
+	    "Answers sent to clients, by where they came from and rcode.");
+	for (i = 0; i < METRICS_SOURCES; i++)
+		for (j = 0; j < METRICS_RCODES; j++) {
+			labels[0] = "source";
+			labels[1] = metrics_source_name(i);
+			labels[2] = "rcode";
+			labels[3] = metrics_rcode_name(j);
+			w->sample(w->ctx, "dnsdamper_answers_total", labels, 2,
+			    (double)m->answers[i][j]);
+		}
+	w->end_family(w->ctx);
+	w->family(w->ctx, "dnsdamper_answer_duration_seconds", "histogram",
+	    "Time from a query's arrival to its answer.");
+	w->histogram(w->ctx, "dnsdamper_answer_duration_seconds", NULL, 0,
+	    &m->answer_latency);
+	w->end_family(w->ctx);
+}
+
+static double
+stale_answers(const struct metrics *m)
+{
+	uint64_t n = 0;
+	size_t j;
+
+	for (j = 0; j < METRICS_RCODES; j++)
+		n += m->answers[METRICS_FROM_STALE][j];
+	return (double)n;
+}
+
+static void
+report_cache(const struct report *r, uint64_t now, const struct metrics *m,
+    const struct metrics_writer *w)
+{
+	struct cache_stats cs;
+
+	cache_stats(r->cache, now, &cs);
+	scalar(w, "dnsdamper_cache_hits_total", "counter",
+	    "Queries answered from a cache entry (fresh, stale or failure).",
+	    (double)m->cache_hits);
+	scalar(w, "dnsdamper_cache_misses_total", "counter",
+	    "Queries that found no usable cache entry.",
+	    (double)m->cache_misses);
+	scalar(w, "dnsdamper_cache_entries", "gauge",
+	    "Entries in the cache.", (double)cs.entries);
+	scalar(w, "dnsdamper_cache_stale_entries", "gauge",
+	    "Expired entries still servable as stale (RFC 8767).",
+	    (double)cs.stale_entries);
+	scalar(w, "dnsdamper_cache_bytes", "gauge",
+	    "Bytes charged to the cache.", (double)cs.bytes);
+	scalar(w, "dnsdamper_cache_max_bytes", "gauge",
+	    "The cache-size bound.", (double)cs.max_bytes);
+	scalar(w, "dnsdamper_cache_evictions_total", "counter",
+	    "Entries evicted to stay within cache-size.",
+	    (double)cs.evictions);
+	scalar(w, "dnsdamper_stale_answers_total", "counter",
+	    "Stale answers served (RFC 8767).", stale_answers(m));
+	scalar(w, "dnsdamper_prefetches_total", "counter",
+	    "Background refreshes started before expiry or for SRV targets.",
+	    (double)m->prefetches);
+}
+
+static void
+report_fetches(const struct report *r, const struct metrics *m,
+    const struct metrics_writer *w)
+{
+	struct fetch_stats fs;
+
+	fetch_stats(worker_fetches(r->worker), &fs);
+	scalar(w, "dnsdamper_resolutions_total", "counter",
+	    "Resolutions started (cache misses, refreshes, prefetches).",
+	    (double)fs.started);
+	scalar(w, "dnsdamper_coalesced_queries_total", "counter",
+	    "Queries that joined a resolution already in flight.",
+	    (double)fs.coalesced);
+	scalar(w, "dnsdamper_resolutions_inflight", "gauge",
+	    "Resolutions waiting for upstreams now.", (double)fs.inflight);
+	scalar(w, "dnsdamper_resolutions_over_budget_total", "counter",
+	    "Resolutions refused by max-inflight or a zone's budget.",
+	    (double)fs.over_budget);
+	scalar(w, "dnsdamper_upstream_mismatched_total", "counter",
+	    "Upstream responses ignored: wrong ID, question or form.",
+	    (double)fs.mismatched);
+	scalar(w, "dnsdamper_dropped_total", "counter",
+	    "Client messages dropped unanswered (malformed or not queries).",
+	    (double)m->dropped);
+	scalar(w, "dnsdamper_tcp_connections_total", "counter",
+	    "Client TCP connections accepted.", (double)m->tcp_accepted);
+	scalar(w, "dnsdamper_tcp_connections", "gauge",
+	    "Client TCP connections open.", (double)m->tcp_open);
+	scalar(w, "dnsdamper_tcp_refused_total", "counter",
+	    "Client TCP connections closed at once (over tcp-clients).",
+	    (double)m->tcp_refused);
+}
+
+/* Per (upstream, zone) counter families, one field each. */
+static const struct {
+	const char	*name;
+	const char	*help;
+	size_t		 offset;
+} upstream_counters[] = {
+	{ "dnsdamper_upstream_queries_total", "Queries sent to an upstream.",
+	  offsetof(struct upstream_stats, queries) },
+	{ "dnsdamper_upstream_answers_total",
+	  "Usable answers from an upstream.",
+	  offsetof(struct upstream_stats, answers) },
+	{ "dnsdamper_upstream_timeouts_total",
+	  "Queries to an upstream that timed out.",
+	  offsetof(struct upstream_stats, timeouts) },
+	{ "dnsdamper_upstream_failures_total", "Failures of an upstream: "
+	  "SERVFAIL, REFUSED, referrals, unreachable, broken TCP.",
+	  offsetof(struct upstream_stats, failures) },
+	{ "dnsdamper_upstream_tc_retries_total",
+	  "Truncated upstream answers asked again over TCP.",
+	  offsetof(struct upstream_stats, tc_retries) },
+};
+
+static void
+report_upstream_stats(const struct report *r, const struct metrics_writer *w)
+{
+	struct zone_table *zt = worker_zones(r->worker);
+	const struct upstream_stats *st;
+	const char *labels[4];
+	struct zone *z;
+	size_t c, i, j, n_fam = sizeof(upstream_counters) /
+	    sizeof(upstream_counters[0]);
+
+	for (c = 0; c <= n_fam; c++) {
+		if (c < n_fam)
+			w->family(w->ctx, upstream_counters[c].name, "counter",
+			    upstream_counters[c].help);
+		else
+			w->family(w->ctx, "dnsdamper_upstream_response_seconds",
+			    "histogram", "Time until an upstream's usable "
+			    "answer.");
+		for (i = 0; i < zone_count(zt); i++) {
+			z = zone_at(zt, i);
+			for (j = 0; j < z->n_upstreams; j++) {
+				st = upstream_stats_for(z->upstreams[j],
+				    z->name_str);
+				if (st == NULL)
+					continue;
+				labels[0] = "upstream";
+				labels[1] = z->upstreams[j]->name;
+				labels[2] = "zone";
+				labels[3] = z->name_str;
+				if (c < n_fam)
+					w->sample(w->ctx,
+					    upstream_counters[c].name, labels, 2,
+					    (double)*(const uint64_t *)(const
+					    void *)((const char *)st +
+					    upstream_counters[c].offset));
+				else
+					w->histogram(w->ctx,
+					    "dnsdamper_upstream_response_seconds",
+					    labels, 2, &st->latency);
+			}
+		}
+		w->end_family(w->ctx);
+	}
+}
+
+static void
+report_upstream_state(const struct metrics_writer *w)
+{
+	const struct upstream *u;
+	const char *labels[2];
+
+	w->family(w->ctx, "dnsdamper_upstream_up", "gauge",
+	    "1 if an upstream is up, 0 if marked down or a loop.");
+	for (u = upstream_first(); u != NULL; u = u->next) {
+		labels[0] = "upstream";
+		labels[1] = u->name;
+		w->sample(w->ctx, "dnsdamper_upstream_up", labels, 1,
+		    !u->down && !u->loop);
+	}
+	w->end_family(w->ctx);
+	w->family(w->ctx, "dnsdamper_upstream_rtt_seconds", "gauge",
+	    "Smoothed round-trip time of an upstream (RFC 6298).");
+	for (u = upstream_first(); u != NULL; u = u->next) {
+		labels[0] = "upstream";
+		labels[1] = u->name;
+		if (u->rtt.measured)
+			w->sample(w->ctx, "dnsdamper_upstream_rtt_seconds",
+			    labels, 1, u->rtt.srtt / 1000.0);
+	}
+	w->end_family(w->ctx);
+}
+
+void
+report_metrics(const struct report *r, uint64_t now,
+    const struct metrics_writer *w)
+{
+	const struct metrics *m = worker_metrics(r->worker);
+	const char *version[2] = { "version", PACKAGE_VERSION };
+
+	w->family(w->ctx, "dnsdamper_build_info", "gauge",
+	    "Always 1; the version is a label.");
+	w->sample(w->ctx, "dnsdamper_build_info", version, 1, 1);
+	w->end_family(w->ctx);
+	scalar(w, "dnsdamper_start_time_seconds", "gauge",
+	    "When the process started, in Unix time.",
+	    (double)r->start_time);
+	report_traffic(m, w);
+	report_cache(r, now, m, w);
+	report_fetches(r, m, w);
+	report_upstream_stats(r, w);
+	report_upstream_state(w);
+}
+
+static const char *
+upstream_state(const struct upstream *u)
+{
+	return u->loop ? "loop" : u->down ? "down" : "up";
+}
+
+static void
+json_upstream(struct evbuffer *out, const struct upstream *u)
+{
+	size_t i;
+
+	evbuffer_add_printf(out, "{\"address\": ");
+	metrics_json_string(out, u->name);
+	evbuffer_add_printf(out, ", \"state\": \"%s\", "
+	    "\"srtt_ms\": %ld, \"rttvar_ms\": %ld, \"rto_ms\": %u, "
+	    "\"failures_in_a_row\": %u", upstream_state(u),
+	    u->rtt.measured ? (long)u->rtt.srtt : -1L,
+	    u->rtt.measured ? (long)u->rtt.rttvar : -1L, u->rtt.rto, u->fails);
+	evbuffer_add_printf(out, ", \"zones\": [");
+	for (i = 0; i < u->n_stats; i++) {
+		evbuffer_add_printf(out, "%s{\"zone\": ", i > 0 ? ", " : "");
+		metrics_json_string(out, u->stats[i].zone);
+		evbuffer_add_printf(out, ", \"queries\": "
+		    "%llu, \"answers\": %llu, \"timeouts\": %llu, "
+		    "\"failures\": %llu, \"tc_retries\": %llu}",
+		    (unsigned long long)u->stats[i].queries,
+		    (unsigned long long)u->stats[i].answers,
+		    (unsigned long long)u->stats[i].timeouts,
+		    (unsigned long long)u->stats[i].failures,
+		    (unsigned long long)u->stats[i].tc_retries);
+	}
+	evbuffer_add_printf(out, "]}");
+}
+
+static void
+text_upstream_header(struct evbuffer *out)
+{
+	evbuffer_add_printf(out, "%-28s %-5s %8s %8s %6s  %-20s %9s %9s %9s "
+	    "%9s\n", "UPSTREAM", "STATE", "SRTT", "RTO", "FAILS", "ZONE",
+	    "QUERIES", "ANSWERS", "TIMEOUTS", "FAILURES");
+}
+
+/* One line per zone the upstream serves (one line if none yet). */
+static void
+text_upstream(struct evbuffer *out, const struct upstream *u)
+{
+	char srtt[16];
+	size_t i;
+
+	if (u->rtt.measured)
+		snprintf(srtt, sizeof(srtt), "%ums", u->rtt.srtt);
+	else
+		snprintf(srtt, sizeof(srtt), "-");
+	for (i = 0; i < u->n_stats || i == 0; i++) {
+		evbuffer_add_printf(out, "%-28s %-5s %8s %6ums %6u  ", u->name,
+		    upstream_state(u), srtt, u->rtt.rto, u->fails);
+		if (u->n_stats == 0) {
+			evbuffer_add_printf(out, "%-20s\n", "-");
+			break;
+		}
+		evbuffer_add_printf(out, "%-20s %9llu %9llu %9llu %9llu\n",
+		    u->stats[i].zone, (unsigned long long)u->stats[i].queries,
+		    (unsigned long long)u->stats[i].answers,
+		    (unsigned long long)u->stats[i].timeouts,
+		    (unsigned long long)u->stats[i].failures);
+	}
+}
+
+void
+report_upstreams(const struct report *r, enum report_format f,
+    struct evbuffer *out)
+{
+	const struct upstream *u;
+	int first = 1;
+
+	(void)r;
+	if (f == REPORT_TEXT) {
+		text_upstream_header(out);
+		for (u = upstream_first(); u != NULL; u = u->next)
+			text_upstream(out, u);
+		return;
+	}
+	evbuffer_add_printf(out, "[");
+	for (u = upstream_first(); u != NULL; u = u->next) {
+		evbuffer_add_printf(out, "%s\n  ", first ? "" : ",");
+		json_upstream(out, u);
+		first = 0;
+	}
+	evbuffer_add_printf(out, "\n]\n");
+}
+
+/* The name as a query for qtype, folded; -1 if it is not a name. */
+static int
+explain_query(const char *name, uint16_t qtype, struct msg_query *q)
+{
+	ldns_rdf *rdf;
+
+	memset(q, 0, sizeof(*q));
+	if ((rdf = ldns_dname_new_frm_str(name)) == NULL)
+		return -1;
+	if (ldns_rdf_size(rdf) > MSG_NAME_MAX) {
+		ldns_rdf_deep_free(rdf);
+		return -1;
+	}
+	q->q.qname_len = (uint8_t)ldns_rdf_size(rdf);
+	memcpy(q->q.qname, ldns_rdf_data(rdf), q->q.qname_len);
+	ldns_rdf_deep_free(rdf);
+	msg_name_fold(q->q.qname, q->q.qname_len);
+	q->q.qtype = qtype;
+	q->q.qclass = MSG_CLASS_IN;
+	return 0;
+}
+
+static const char *const cache_states[] = { "absent", "fresh", "stale",
+    "failure" };
+static const char *const cache_kinds[] = { "positive", "nxdomain", "nodata",
+    "failure", "uncacheable" };
+
+static void
+explain_cache(const struct report *r, const struct msg_query *q,
+    uint64_t now, enum report_format f, struct evbuffer *out)
+{
+	struct cache_result res;
+	struct cache_key key;
+
+	cache_key_make(r->cache, &q->q, 0, 0, &key);
+	cache_lookup(r->cache, &key, q, NULL, now, NULL, 0, &res);
+	if (f == REPORT_TEXT) {
+		evbuffer_add_printf(out, "cache      %s", cache_states[res.state]);
+		if (res.state != CACHE_ABSENT)
+			evbuffer_add_printf(out, ", %s, stored with TTL %u s%s",
+			    cache_kinds[res.kind], res.ttl, res.refresh_failed ?
+			    ", its last refresh failed" : "");
+		if (res.state == CACHE_FRESH)
+			evbuffer_add_printf(out, ", %llu s left",
+			    (unsigned long long)(res.expires_in / 1000));
+		evbuffer_add_printf(out, "\n");
+		return;
+	}
+	evbuffer_add_printf(out, "\"cache\": {\"state\": \"%s\"",
+	    cache_states[res.state]);
+	if (res.state != CACHE_ABSENT)
+		evbuffer_add_printf(out, ", \"kind\": \"%s\", \"ttl\": %u, "
+		    "\"last_refresh_failed\": %s", cache_kinds[res.kind],
+		    res.ttl, res.refresh_failed ? "true" : "false");
+	if (res.state == CACHE_FRESH)
+		evbuffer_add_printf(out, ", \"expires_in_ms\": %llu",
+		    (unsigned long long)res.expires_in);
+	evbuffer_add_printf(out, "}");
+}
+
+static void
+explain_text(const struct zone *z, struct upstream **order, size_t n,
+    const char *name, uint16_t qtype, struct evbuffer *out)
+{
+	char *type = ldns_rr_type2str(qtype);
+	size_t i;
+
+	evbuffer_add_printf(out, "name       %s %s\n", name,
+	    type != NULL ? type : "?");
+	free(type);
+	if (z == NULL) {
+		evbuffer_add_printf(out, "zone       none: answered REFUSED\n");
+		return;
+	}
+	evbuffer_add_printf(out, "zone       %s (policy %s)\n", z->name_str,
+	    config_policy_name(z->policy));
+	for (i = 0; i < n; i++)
+		evbuffer_add_printf(out, "%s %zu. %s %s, srtt %s%ums, rto %ums, "
+		    "%u failures in a row\n", i == 0 ? "upstreams " :
+		    "          ", i + 1, order[i]->name,
+		    upstream_state(order[i]), order[i]->rtt.measured ? "" : "~",
+		    order[i]->rtt.srtt, order[i]->rtt.rto, order[i]->fails);
+}
+
+int
+report_explain(const struct report *r, const char *name, uint16_t qtype,
+    uint64_t now, enum report_format f, struct evbuffer *out)
+{
+	struct upstream *order[64];
+	struct msg_query q;
+	const struct zone *z;
+	size_t i, n = 0;
+
+	if (explain_query(name, qtype, &q) == -1)
+		return -1;
+	z = zone_find(worker_zones(r->worker), q.q.qname, q.q.qname_len);
+	if (z != NULL && z->n_upstreams <= sizeof(order) / sizeof(order[0]))
+		n = upstream_order(z->upstreams, z->n_upstreams, z->policy,
+		    q.q.qname, q.q.qname_len, order);
+	if (f == REPORT_TEXT) {
+		explain_text(z, order, n, name, qtype, out);
+		explain_cache(r, &q, now, f, out);
+		return 0;
+	}
+	evbuffer_add_printf(out, "{\"name\": ");
+	metrics_json_string(out, name);
+	evbuffer_add_printf(out, ", \"qtype\": %u, \"zone\": ", qtype);
+	if (z == NULL)
+		evbuffer_add_printf(out, "null, \"policy\": null");
+	else {
+		metrics_json_string(out, z->name_str);
+		evbuffer_add_printf(out, ", \"policy\": \"%s\"",
+		    config_policy_name(z->policy));
+	}
+	evbuffer_add_printf(out, ", \"upstreams\": [");
+	for (i = 0; i < n; i++) {
+		evbuffer_add_printf(out, "%s", i > 0 ? ", " : "");
+		json_upstream(out, order[i]);
+	}
+	evbuffer_add_printf(out, "], ");
+	explain_cache(r, &q, now, f, out);
+	evbuffer_add_printf(out, "}\n");
+	return 0;
+}

@@ -1,0 +1,54 @@
+/*
+ * report.h: what the daemon says about itself: every metric (one walk,
+ * rendered by a metrics_writer as Prometheus text or JSON), the state of
+ * its upstreams, and how it would answer a name right now.
+ */
+#ifndef DNSDAMPER_REPORT_H
+#define DNSDAMPER_REPORT_H
+
+#include <stdint.h>
+
+#include "cache.h"
+#include "metrics.h"
+#include "worker.h"
+
+struct evbuffer;
+
+enum report_format {
+	REPORT_JSON,
+	REPORT_TEXT		/* aligned columns, for dnsdamperctl */
+};
+
+/* What a report reads; all borrowed. */
+struct report {
+	struct worker	*worker;
+	struct cache	*cache;
+	int64_t		 start_time;	/* Unix seconds */
+};
+
+/* report_metrics: every metric as of now (ms), through writer w. */
+void	report_metrics(const struct report *r, uint64_t now,
+	    const struct metrics_writer *w);
+
+/*
+ * report_upstreams: a JSON array of every upstream of the current zones:
+ * address, zones, state ("up", "down", "loop"), smoothed RTT, RTT
+ * variance and timeout (ms, -1 unmeasured), consecutive failures, and the
+ * counters per zone.
+ */
+void	report_upstreams(const struct report *r, enum report_format f,
+	    struct evbuffer *out);
+
+/*
+ * report_explain: a JSON object saying how name (presentation format)
+ * with qtype (host order) would be answered at now: the forward zone, its
+ * upstreams in the order a resolution would try them with their state, and
+ * the cache entry (state fresh/stale/negative/failure/absent, TTL left or
+ * age past expiry), for the plain key (DO and CD clear).
+ * Returns 0, or -1 if name is not a domain name.
+ */
+int	report_explain(const struct report *r, const char *name,
+	    uint16_t qtype, uint64_t now, enum report_format f,
+	    struct evbuffer *out);
+
+#endif
