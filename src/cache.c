@@ -4,6 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
+#include <event2/buffer.h>
+#include <ldns/ldns.h>
+
 #include "cache.h"
 
 /* Shards spread lock contention; each must still hold large answers. */
@@ -12,6 +17,7 @@
 
 struct cache {
 	struct lruhash		*table;
+	uint64_t		 size;		/* bytes, cache-size */
 	struct cache_limits	 lim;
 };
 
@@ -47,6 +53,7 @@ cache_new(uint64_t size_bytes, const struct cache_limits *lim)
 		return NULL;
 	}
 	c->lim = *lim;
+	c->size = size_bytes;
 	return c;
 }
 
@@ -146,6 +153,10 @@ wire_end(const struct msg_response *r)
 	return r->rrs[r->opt_index].offset;
 }
 
+/*
+ * The stored TTL of each RR, by the rules of stored_ttl; sets the entry's
+ * lifetime, and makes it uncacheable if an answer or authority TTL is 0.
+ */
 static void
 fill_ttls(const struct cache *c, struct cache_entry *e,
     const struct msg_response *r, struct msg_ttl_slot *slots)
@@ -158,7 +169,6 @@ fill_ttls(const struct cache *c, struct cache_entry *e,
 		if ((long)i == r->opt_index)
 			continue;
 		ttl = stored_ttl(c, e->kind, r, i);
-		slots[n].offset = r->rrs[i].ttl_offset;
 		slots[n++].ttl = ttl;
 		/* Glue ages out on its own (to 0) without ending the answer. */
 		if (r->rrs[i].section == MSG_SECTION_ADDITIONAL)
@@ -170,7 +180,6 @@ fill_ttls(const struct cache *c, struct cache_entry *e,
 	if (zero || lifetime == 0 || lifetime == UINT32_MAX)
 		e->kind = CACHE_UNCACHEABLE;
 	e->ttl = lifetime == UINT32_MAX ? 0 : lifetime;
-	e->tmpl.n_ttls = (uint16_t)n;
 }
 
 static uint16_t
@@ -184,38 +193,59 @@ additional_offset(const struct msg_response *r, size_t end)
 	return (uint16_t)end;
 }
 
-struct cache_entry *
-cache_entry_new(const struct cache *c, const struct msg_response *r,
-    uint64_t now)
+/*
+ * An entry holding r's message up to its OPT (which must be last), with
+ * a TTL slot at each RR but the OPT; the TTL values, kind and times are
+ * the caller's to set. NULL if r's OPT is not last or out of memory.
+ */
+static struct cache_entry *
+entry_alloc(const struct msg_response *r)
 {
 	struct cache_entry *e;
 	struct msg_ttl_slot *slots;
 	uint8_t *wire;
 	long end;
-	size_t n = r->n_rrs - (r->opt_index != -1);
+	size_t i, n = r->n_rrs - (r->opt_index != -1);
 
 	if ((end = wire_end(r)) == -1)
 		return NULL;
-	e = malloc(sizeof(*e) + n * sizeof(*slots) + (size_t)end);
+	e = calloc(1, sizeof(*e) + n * sizeof(*slots) + (size_t)end);
 	if (e == NULL)
 		return NULL;
 	slots = (struct msg_ttl_slot *)(e + 1);
 	wire = (uint8_t *)(slots + n);
 	memcpy(wire, r->pkt, (size_t)end);
-	e->kind = kind_of(r);
-	e->stored = now;
-	e->refresh_failed = 0;
-	fill_ttls(c, e, r, slots);
-	e->expire = now + (uint64_t)e->ttl * 1000;
+	for (i = 0, n = 0; i < r->n_rrs; i++)
+		if ((long)i != r->opt_index)
+			slots[n++].offset = r->rrs[i].ttl_offset;
 	e->tmpl.wire = wire;
 	e->tmpl.len = (uint16_t)end;
 	e->tmpl.additional_offset = additional_offset(r, (size_t)end);
 	memcpy(e->tmpl.counts, (uint16_t[4]){ 0, (uint16_t)r->counts[1],
 	    (uint16_t)r->counts[2], (uint16_t)(r->counts[3] -
 	    (r->opt_index != -1)) }, sizeof(e->tmpl.counts));
+	/* Without the OPT, the stored message must count one RR less. */
+	wire[10] = (uint8_t)(e->tmpl.counts[MSG_SECTION_ADDITIONAL] >> 8);
+	wire[11] = (uint8_t)e->tmpl.counts[MSG_SECTION_ADDITIONAL];
 	e->tmpl.ttls = slots;
+	e->tmpl.n_ttls = (uint16_t)n;
 	e->tmpl.rcode = r->rcode & 0xf;
 	e->tmpl.ad = (r->flags & MSG_FLAG_AD) != 0;
+	return e;
+}
+
+struct cache_entry *
+cache_entry_new(const struct cache *c, const struct msg_response *r,
+    uint64_t now)
+{
+	struct cache_entry *e;
+
+	if ((e = entry_alloc(r)) == NULL)
+		return NULL;
+	e->kind = kind_of(r);
+	e->stored = now;
+	fill_ttls(c, e, r, (struct msg_ttl_slot *)e->tmpl.ttls);
+	e->expire = now + (uint64_t)e->ttl * 1000;
 	return e;
 }
 
@@ -396,8 +426,343 @@ cache_lookup(struct cache *c, const struct cache_key *key,
 	    &a);
 }
 
-void
-cache_stats(struct cache *c, struct lruhash_stats *out)
+/* The length of the qname a key starts with (keys are well formed). */
+static size_t
+key_qname_len(const uint8_t *key)
 {
-	lruhash_stats(c->table, out);
+	size_t n = 0;
+
+	while (key[n] != 0)
+		n += (size_t)key[n] + 1;
+	return n + 1;
+}
+
+static uint16_t
+key_qtype(const uint8_t *key, size_t qlen)
+{
+	return (uint16_t)(key[qlen] << 8 | key[qlen + 1]);
+}
+
+struct stats_arg {
+	const struct cache	*c;
+	uint64_t		 now;
+	uint64_t		 stale;
+};
+
+static enum lruhash_verdict
+stats_visit(const void *key, size_t keylen, void *value, void *arg)
+{
+	const struct cache_entry *e = value;
+	struct stats_arg *a = arg;
+
+	(void)key;
+	(void)keylen;
+	if (e->kind != CACHE_FAILURE && a->now >= e->expire &&
+	    a->now < e->expire + stale_window(a->c, e))
+		a->stale++;
+	return LRUHASH_KEEP;
+}
+
+void
+cache_stats(struct cache *c, uint64_t now, struct cache_stats *out)
+{
+	struct stats_arg a = { c, now, 0 };
+	struct lruhash_stats ls;
+
+	lruhash_walk(c->table, stats_visit, &a);
+	lruhash_stats(c->table, &ls);
+	out->entries = ls.entries;
+	out->bytes = ls.bytes;
+	out->evictions = ls.evictions;
+	out->max_bytes = c->size;
+	out->stale_entries = a.stale;
+}
+
+/* Whether qname (qlen octets) is name or, with subtree, below it. */
+static int
+name_matches(const uint8_t *qname, size_t qlen, const uint8_t *name,
+    size_t name_len, int subtree)
+{
+	size_t off = 0;
+
+	if (!subtree)
+		return qlen == name_len && memcmp(qname, name, qlen) == 0;
+	/* Label by label, so that "xexample." is not below "example.". */
+	for (;;) {
+		if (qlen - off == name_len &&
+		    memcmp(qname + off, name, name_len) == 0)
+			return 1;
+		if (qname[off] == 0)
+			return 0;
+		off += (size_t)qname[off] + 1;
+	}
+}
+
+struct flush_arg {
+	const uint8_t	*name;
+	size_t		 name_len;
+	uint16_t	 qtype;
+	int		 subtree;
+	int		(*keep)(const uint8_t *, size_t, void *);
+	void		*keep_arg;
+};
+
+static enum lruhash_verdict
+flush_visit(const void *key, size_t keylen, void *value, void *arg)
+{
+	const uint8_t *k = key;
+	struct flush_arg *a = arg;
+	size_t qlen = key_qname_len(k);
+
+	(void)keylen;
+	(void)value;
+	if (a->keep != NULL)
+		return a->keep(k, qlen, a->keep_arg) ? LRUHASH_KEEP :
+		    LRUHASH_REMOVE;
+	if (a->name == NULL)
+		return LRUHASH_REMOVE;
+	if (!name_matches(k, qlen, a->name, a->name_len, a->subtree) ||
+	    (a->qtype != 0 && key_qtype(k, qlen) != a->qtype))
+		return LRUHASH_KEEP;
+	return LRUHASH_REMOVE;
+}
+
+uint64_t
+cache_flush(struct cache *c, const uint8_t *name, size_t name_len,
+    uint16_t qtype, int subtree)
+{
+	struct flush_arg a = { name, name_len, qtype, subtree, NULL, NULL };
+
+	return lruhash_walk(c->table, flush_visit, &a);
+}
+
+uint64_t
+cache_flush_if(struct cache *c,
+    int (*keep)(const uint8_t *qname, size_t len, void *arg), void *arg)
+{
+	struct flush_arg a = { NULL, 0, 0, 0, keep, arg };
+
+	return lruhash_walk(c->table, flush_visit, &a);
+}
+
+unsigned
+cache_shards(const struct cache *c)
+{
+	return lruhash_shards(c->table);
+}
+
+struct dump_arg {
+	const struct cache	*c;
+	uint64_t		 now;
+	struct evbuffer		*out;
+	uint8_t			*buf;		/* MSG_MAX_LEN + 64 */
+	uint64_t		 n;
+};
+
+/* The question a key stands for, as a client query without EDNS. */
+static void
+key_query(const uint8_t *key, size_t qlen, struct msg_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	memcpy(q->q.qname, key, qlen);
+	q->q.qname_len = (uint8_t)qlen;
+	q->q.qtype = key_qtype(key, qlen);
+	q->q.qclass = (uint16_t)(key[qlen + 2] << 8 | key[qlen + 3]);
+	q->flags = (key[qlen + 4] & 2) ? MSG_FLAG_CD : 0;
+}
+
+static void
+dump_rrs(struct evbuffer *out, ldns_rr_list *l, const char *state)
+{
+	char *text;
+	size_t i, n;
+
+	for (i = 0; i < ldns_rr_list_rr_count(l); i++) {
+		if ((text = ldns_rr2str(ldns_rr_list_rr(l, i))) == NULL)
+			continue;
+		n = strlen(text);
+		while (n > 0 && text[n - 1] == '\n')
+			n--;
+		evbuffer_add_printf(out, "%.*s\t; %s\n", (int)n, text, state);
+		free(text);
+	}
+}
+
+static void
+dump_entry(struct dump_arg *a, const uint8_t *key, const struct cache_entry *e)
+{
+	static const struct msg_reply_opts opts = { MSG_MAX_LEN, 0, -1 };
+	struct msg_ttl_rule rule = { 0, 0 };
+	char name[1024], state[1200];
+	size_t qlen = key_qname_len(key), len;
+	struct msg_query q;
+	ldns_pkt *p;
+	char *type;
+
+	msg_name_to_str(key, qlen, name, sizeof(name));
+	if ((type = ldns_rr_type2str(key_qtype(key, qlen))) == NULL)
+		return;
+	if (e->kind == CACHE_FAILURE) {
+		evbuffer_add_printf(a->out, "; failure %s %s %llus\n", name,
+		    type, (unsigned long long)((e->expire - a->now) / 1000));
+		free(type);
+		return;
+	}
+	if (a->now < e->expire) {
+		rule.elapsed = (uint32_t)((a->now - e->stored) / 1000);
+		snprintf(state, sizeof(state), "%s, %s %s",
+		    e->kind == CACHE_POSITIVE ? "fresh" : e->kind ==
+		    CACHE_NXDOMAIN ? "nxdomain" : "nodata", name, type);
+	} else {
+		rule.elapsed = UINT32_MAX;
+		snprintf(state, sizeof(state), "%sstale %llus, %s %s",
+		    e->kind == CACHE_POSITIVE ? "" : e->kind ==
+		    CACHE_NXDOMAIN ? "nxdomain " : "nodata ",
+		    (unsigned long long)((a->now - e->expire) / 1000), name,
+		    type);
+	}
+	free(type);
+	key_query(key, qlen, &q);
+	len = msg_write_answer(&e->tmpl, &q, &rule, &opts, a->buf,
+	    MSG_MAX_LEN + 64);
+	if (ldns_wire2pkt(&p, a->buf, len) != LDNS_STATUS_OK)
+		return;
+	dump_rrs(a->out, ldns_pkt_answer(p), state);
+	dump_rrs(a->out, ldns_pkt_authority(p), state);
+	dump_rrs(a->out, ldns_pkt_additional(p), state);
+	ldns_pkt_free(p);
+}
+
+static enum lruhash_verdict
+dump_visit(const void *key, size_t keylen, void *value, void *arg)
+{
+	const struct cache_entry *e = value;
+	struct dump_arg *a = arg;
+
+	(void)keylen;
+	if (a->now >= e->expire + stale_window(a->c, e))
+		return LRUHASH_KEEP;	/* gone at the next lookup */
+	dump_entry(a, key, e);
+	a->n++;
+	return LRUHASH_KEEP;
+}
+
+uint64_t
+cache_dump_shard(struct cache *c, unsigned i, uint64_t now,
+    struct evbuffer *out)
+{
+	struct dump_arg a = { c, now, out, NULL, 0 };
+
+	if ((a.buf = malloc(MSG_MAX_LEN + 64)) == NULL)
+		return 0;
+	lruhash_walk_shard(c->table, i, dump_visit, &a);
+	free(a.buf);
+	return a.n;
+}
+
+struct export_arg {
+	const struct cache	*c;
+	uint64_t		 now;
+	void			(*fn)(const struct cache_record *, void *);
+	void			*arg;
+	uint32_t		 ttls[MSG_MAX_LEN / 11];
+};
+
+static enum lruhash_verdict
+export_visit(const void *key, size_t keylen, void *value, void *arg)
+{
+	const struct cache_entry *e = value;
+	struct export_arg *a = arg;
+	struct cache_record rec;
+	size_t i;
+
+	if (e->kind == CACHE_FAILURE ||
+	    a->now >= e->expire + stale_window(a->c, e))
+		return LRUHASH_KEEP;
+	for (i = 0; i < e->tmpl.n_ttls; i++)
+		a->ttls[i] = e->tmpl.ttls[i].ttl;
+	rec.key = key;
+	rec.key_len = keylen;
+	rec.kind = e->kind;
+	rec.age = a->now - e->stored;
+	rec.ttl = e->ttl;
+	rec.failed_age = e->refresh_failed ? a->now - e->refresh_failed : 0;
+	rec.ttls = a->ttls;
+	rec.n_ttls = e->tmpl.n_ttls;
+	rec.wire = e->tmpl.wire;
+	rec.wire_len = e->tmpl.len;
+	a->fn(&rec, a->arg);
+	return LRUHASH_KEEP;
+}
+
+void
+cache_export_shard(struct cache *c, unsigned i, uint64_t now,
+    void (*fn)(const struct cache_record *rec, void *arg), void *arg)
+{
+	struct export_arg *a;
+
+	if ((a = malloc(sizeof(*a))) == NULL)
+		return;
+	a->c = c;
+	a->now = now;
+	a->fn = fn;
+	a->arg = arg;
+	lruhash_walk_shard(c->table, i, export_visit, a);
+	free(a);
+}
+
+/* rec's message must be what its key asks, with one TTL per RR. */
+static int
+record_valid(const struct cache *c, const struct cache_record *rec,
+    const struct msg_response *r)
+{
+	struct cache_key key;
+	const uint8_t *k = rec->key;
+
+	if (rec->key_len < 6 || r->opt_index != -1 ||
+	    r->n_rrs != rec->n_ttls || (rec->kind != CACHE_POSITIVE &&
+	    rec->kind != CACHE_NXDOMAIN && rec->kind != CACHE_NODATA))
+		return 0;
+	cache_key_make(c, &r->q, k[rec->key_len - 1] & 1,
+	    (k[rec->key_len - 1] & 2) != 0, &key);
+	return key.len == rec->key_len &&
+	    memcmp(key.data, rec->key, key.len) == 0;
+}
+
+int
+cache_import(struct cache *c, const struct cache_record *rec, uint64_t now)
+{
+	struct msg_ttl_slot *slots;
+	struct msg_response r;
+	struct cache_entry *e;
+	struct cache_key key;
+	size_t i;
+	int ok;
+
+	if (msg_response_parse(rec->wire, rec->wire_len, &r) == -1)
+		return -1;
+	ok = record_valid(c, rec, &r) && rec->age <= now &&
+	    (e = entry_alloc(&r)) != NULL;
+	if (ok) {
+		cache_key_make(c, &r.q, rec->key[rec->key_len - 1] & 1,
+		    (rec->key[rec->key_len - 1] & 2) != 0, &key);
+		slots = (struct msg_ttl_slot *)e->tmpl.ttls;
+		for (i = 0; i < rec->n_ttls; i++)
+			slots[i].ttl = rec->ttls[i];
+		e->kind = rec->kind;
+		e->ttl = rec->ttl;
+		e->stored = now - rec->age;
+		e->expire = e->stored + (uint64_t)e->ttl * 1000;
+		if (rec->failed_age > 0 && rec->failed_age <= now)
+			e->refresh_failed = now - rec->failed_age;
+		/* Past stale-max-age by now: not worth a slot. */
+		if (now >= e->expire + stale_window(c, e)) {
+			free(e);
+			ok = 0;
+		} else
+			ok = lruhash_insert(c->table, key.hash, key.data,
+			    key.len, e, entry_size(e), NULL) == 0;
+	}
+	msg_response_free(&r);
+	return ok ? 0 : -1;
 }

@@ -13,6 +13,8 @@
 #include "lruhash.h"
 #include "msg.h"
 
+struct evbuffer;
+
 /* qname (folded) + qtype + qclass + one octet of DO and CD bits. */
 #define CACHE_KEY_MAX	(MSG_NAME_MAX + 5)
 
@@ -148,7 +150,82 @@ void	cache_lookup(struct cache *c, const struct cache_key *key,
 	    const struct msg_query *q, const struct msg_reply_opts *opts,
 	    uint64_t now, uint8_t *out, size_t cap, struct cache_result *res);
 
-/* cache_stats: entries, charged bytes and evictions so far. */
-void	cache_stats(struct cache *c, struct lruhash_stats *out);
+struct cache_stats {
+	uint64_t	entries;
+	uint64_t	bytes;		/* charged, see lruhash_insert */
+	uint64_t	max_bytes;	/* cache-size */
+	uint64_t	evictions;	/* to stay within cache-size */
+	uint64_t	stale_entries;	/* expired, still servable, at now */
+};
+
+/*
+ * cache_stats: the figures above as of now (ms); counting stale entries
+ * walks the whole cache, a shard at a time.
+ */
+void	cache_stats(struct cache *c, uint64_t now, struct cache_stats *out);
+
+/*
+ * cache_flush: remove entries: every one (name NULL); those whose qname is
+ * name (wire, folded to lower case, name_len octets), of qtype only if
+ * qtype is not 0; or, with subtree, those whose qname is name or below it.
+ * Returns how many were removed.
+ */
+uint64_t cache_flush(struct cache *c, const uint8_t *name, size_t name_len,
+	    uint16_t qtype, int subtree);
+
+/*
+ * cache_flush_if: remove every entry whose qname (wire, folded) keep()
+ * says 0 for; keep gets arg. Returns how many were removed.
+ */
+uint64_t cache_flush_if(struct cache *c,
+	    int (*keep)(const uint8_t *qname, size_t len, void *arg),
+	    void *arg);
+
+/* cache_shards: the cache's shards, for cache_dump_shard. */
+unsigned cache_shards(const struct cache *c);
+
+/*
+ * cache_dump_shard: append to out the entries of shard i as of now, one RR
+ * per line in presentation format (via ldns) with its remaining TTL, then
+ * "; " and the entry's state: "fresh", "stale Ns" (expired N s ago),
+ * "nxdomain" / "nodata" for negative entries, and for a failure entry a
+ * comment line "; failure QNAME QTYPE Ns". Returns entries written.
+ */
+uint64_t cache_dump_shard(struct cache *c, unsigned i, uint64_t now,
+	    struct evbuffer *out);
+
+/*
+ * What the cache file holds of one entry: everything but memory addresses,
+ * with times as ages so that they can be moved to another clock.
+ */
+struct cache_record {
+	const uint8_t	*key;
+	size_t		 key_len;
+	enum cache_kind	 kind;
+	uint64_t	 age;		/* ms since it was stored */
+	uint32_t	 ttl;		/* lifetime, s */
+	uint64_t	 failed_age;	/* ms since its refresh failed; 0: not */
+	const uint32_t	*ttls;		/* stored TTL of each RR, s */
+	size_t		 n_ttls;
+	const uint8_t	*wire;		/* the message without OPT */
+	size_t		 wire_len;
+};
+
+/*
+ * cache_export_shard: call fn(rec, arg) for every positive, NXDOMAIN and
+ * NODATA entry of shard i still servable at now (fresh or stale).
+ * The record's pointers are valid during the call only.
+ */
+void	cache_export_shard(struct cache *c, unsigned i, uint64_t now,
+	    void (*fn)(const struct cache_record *rec, void *arg), void *arg);
+
+/*
+ * cache_import: store rec as if it had been stored rec->age ms before now,
+ * after checking it: a well-formed message whose RR count matches its
+ * TTLs, a key for its question, and still servable. Returns 0 if stored,
+ * -1 if refused.
+ */
+int	cache_import(struct cache *c, const struct cache_record *rec,
+	    uint64_t now);
 
 #endif

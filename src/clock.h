@@ -5,10 +5,14 @@
 #include <stdint.h>
 
 /*
- * clock_now_ms: CLOCK_MONOTONIC in milliseconds since an arbitrary epoch.
- * Callers read it once at the top of an event callback and pass the value
- * down, so that every decision in one callback sees the same instant.
+ * clock_now_ms: CLOCK_MONOTONIC in milliseconds since an arbitrary epoch,
+ * plus CLOCK_OFFSET_MS, so that it is never below 2^40 ms (35 years) and an
+ * age read from the cache file can be subtracted from it even just after
+ * boot. Callers read it once at the top of an event callback and pass the
+ * value down, so that every decision in one callback sees the same instant.
  */
+#define CLOCK_OFFSET_MS	(1ULL << 40)
+
 uint64_t	clock_now_ms(void);
 
 /*

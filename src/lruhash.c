@@ -312,35 +312,48 @@ out:
 	return stored;
 }
 
+unsigned
+lruhash_shards(const struct lruhash *h)
+{
+	return h->n_shards;
+}
+
+uint64_t
+lruhash_walk_shard(struct lruhash *h, unsigned i, lruhash_visit_fn visit,
+    void *arg)
+{
+	struct shard *s = &h->shards[i];
+	struct entry *e, **pp, *dead = NULL;
+	uint64_t removed = 0;
+	size_t b;
+
+	pthread_mutex_lock(&s->lock);
+	for (b = 0; b < s->n_buckets; b++) {
+		pp = &s->buckets[b];
+		while ((e = *pp) != NULL) {
+			if (visit(e->key, e->keylen, e->value, arg) ==
+			    LRUHASH_KEEP) {
+				pp = &e->next;
+				continue;
+			}
+			detach(s, pp, e);
+			bury(e, &dead);
+			removed++;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	free_chain(h, dead);
+	return removed;
+}
+
 uint64_t
 lruhash_walk(struct lruhash *h, lruhash_visit_fn visit, void *arg)
 {
-	struct entry *e, **pp, *dead;
-	struct shard *s;
 	uint64_t removed = 0;
 	unsigned i;
-	size_t b;
 
-	for (i = 0; i < h->n_shards; i++) {
-		s = &h->shards[i];
-		dead = NULL;
-		pthread_mutex_lock(&s->lock);
-		for (b = 0; b < s->n_buckets; b++) {
-			pp = &s->buckets[b];
-			while ((e = *pp) != NULL) {
-				if (visit(e->key, e->keylen, e->value, arg) ==
-				    LRUHASH_KEEP) {
-					pp = &e->next;
-					continue;
-				}
-				detach(s, pp, e);
-				bury(e, &dead);
-				removed++;
-			}
-		}
-		pthread_mutex_unlock(&s->lock);
-		free_chain(h, dead);
-	}
+	for (i = 0; i < h->n_shards; i++)
+		removed += lruhash_walk_shard(h, i, visit, arg);
 	return removed;
 }
 

@@ -87,6 +87,13 @@ int	lruhash_insert(struct lruhash *h, uint64_t hash, const void *key,
  */
 uint64_t lruhash_walk(struct lruhash *h, lruhash_visit_fn visit, void *arg);
 
+/* lruhash_shards: how many shards h has (for walking one at a time). */
+unsigned lruhash_shards(const struct lruhash *h);
+
+/* lruhash_walk_shard: lruhash_walk over shard i (< lruhash_shards) only. */
+uint64_t lruhash_walk_shard(struct lruhash *h, unsigned i,
+	    lruhash_visit_fn visit, void *arg);
+
 /* lruhash_stats: totals over all shards, read under each shard's lock. */
 void	lruhash_stats(struct lruhash *h, struct lruhash_stats *out);
 

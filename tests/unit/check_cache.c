@@ -452,7 +452,7 @@ END_TEST
 START_TEST(bounded_under_flood)
 {
 	struct cache *c = cache_new(256 * 1024, &limits);
-	struct lruhash_stats st;
+	struct cache_stats st;
 	struct msg_response r;
 	struct msg_query q;
 	struct cache_key key;
@@ -475,7 +475,7 @@ START_TEST(bounded_under_flood)
 		testpkt_free(&resp);
 		testpkt_free(&qp);
 	}
-	cache_stats(c, &st);
+	cache_stats(c, T0, &st);
 	ck_assert_uint_le(st.bytes, 256 * 1024);
 	ck_assert_uint_gt(st.evictions, 0);
 	ck_assert_uint_eq(st.entries + st.evictions, 5000);

@@ -1,0 +1,290 @@
+/* cachefile.c: the cache file: written at stop, read back at start. */
+#include "autoconf.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+
+#include "cachefile.h"
+#include "clock.h"
+#include "log.h"
+
+/*
+ * Format, all integers big-endian:
+ *   "dnsdamper-cache\n" (16 octets), version u32 = 1, written at u64 (Unix
+ *   ms), count u32, then count records:
+ *     key_len u16, key, kind u8, age u64 (ms), ttl u32, failed_age u64,
+ *     n_ttls u16, n_ttls * ttl u32, wire_len u16, wire
+ *   and last an FNV-1a 64 checksum u64 of everything before it.
+ */
+#define MAGIC		"dnsdamper-cache\n"
+#define MAGIC_LEN	16
+#define FILE_VERSION		1
+#define HEADER_LEN	(MAGIC_LEN + 4 + 8 + 4)
+#define FILE_MAX	(1ULL << 32)	/* larger is surely not ours */
+
+static uint64_t
+fnv(const uint8_t *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (n-- > 0)
+		h = (h ^ *p++) * 0x100000001b3ULL;
+	return h;
+}
+
+static void
+put(struct evbuffer *b, uint64_t v, size_t octets)
+{
+	uint8_t buf[8];
+	size_t i;
+
+	for (i = 0; i < octets; i++)
+		buf[i] = (uint8_t)(v >> (8 * (octets - 1 - i)));
+	evbuffer_add(b, buf, octets);
+}
+
+struct writer {
+	struct evbuffer	*b;
+	uint32_t	 count;
+};
+
+static void
+write_record(const struct cache_record *rec, void *arg)
+{
+	struct writer *w = arg;
+	size_t i;
+
+	put(w->b, rec->key_len, 2);
+	evbuffer_add(w->b, rec->key, rec->key_len);
+	put(w->b, (uint64_t)rec->kind, 1);
+	put(w->b, rec->age, 8);
+	put(w->b, rec->ttl, 4);
+	put(w->b, rec->failed_age, 8);
+	put(w->b, rec->n_ttls, 2);
+	for (i = 0; i < rec->n_ttls; i++)
+		put(w->b, rec->ttls[i], 4);
+	put(w->b, rec->wire_len, 2);
+	evbuffer_add(w->b, rec->wire, rec->wire_len);
+	w->count++;
+}
+
+/* Write all of b to path.tmp, sync it, and rename it over path. */
+static int
+write_atomically(const char *path, struct evbuffer *b)
+{
+	char tmp[4096];
+	int fd, saved;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) ==
+	    -1)
+		return -1;
+	while (evbuffer_get_length(b) > 0)
+		if (evbuffer_write(b, fd) <= 0 && errno != EINTR)
+			goto fail;
+	if (fsync(fd) == -1 || close(fd) == -1) {
+		fd = -1;
+		goto fail;
+	}
+	if (rename(tmp, path) == 0)
+		return 0;
+	fd = -1;
+fail:
+	saved = errno;
+	if (fd != -1)
+		close(fd);
+	(void)unlink(tmp);
+	errno = saved;
+	return -1;
+}
+
+long
+cachefile_write(struct cache *c, const char *path, uint64_t now)
+{
+	struct writer w = { evbuffer_new(), 0 };
+	unsigned i;
+	uint8_t *all;
+	size_t len;
+
+	if (w.b == NULL)
+		return -1;
+	evbuffer_add(w.b, MAGIC, MAGIC_LEN);
+	put(w.b, FILE_VERSION, 4);
+	put(w.b, (uint64_t)clock_wall_s() * 1000, 8);
+	put(w.b, 0, 4);			/* the count, filled in below */
+	for (i = 0; i < cache_shards(c); i++)
+		cache_export_shard(c, i, now, write_record, &w);
+	len = evbuffer_get_length(w.b);
+	all = evbuffer_pullup(w.b, -1);
+	all[HEADER_LEN - 4] = (uint8_t)(w.count >> 24);
+	all[HEADER_LEN - 3] = (uint8_t)(w.count >> 16);
+	all[HEADER_LEN - 2] = (uint8_t)(w.count >> 8);
+	all[HEADER_LEN - 1] = (uint8_t)w.count;
+	put(w.b, fnv(all, len), 8);
+	if (write_atomically(path, w.b) == -1) {
+		log_warn("cache-file %s: not written", path);
+		evbuffer_free(w.b);
+		return -1;
+	}
+	evbuffer_free(w.b);
+	return (long)w.count;
+}
+
+/* A cursor over the file's bytes; reading past the end sets bad. */
+struct reader {
+	const uint8_t	*p;
+	size_t		 left;
+	int		 bad;
+};
+
+static uint64_t
+get(struct reader *r, size_t octets)
+{
+	uint64_t v = 0;
+
+	if (r->left < octets) {
+		r->bad = 1;
+		return 0;
+	}
+	while (octets-- > 0) {
+		v = v << 8 | *r->p++;
+		r->left--;
+	}
+	return v;
+}
+
+static const uint8_t *
+take(struct reader *r, size_t n)
+{
+	const uint8_t *p = r->p;
+
+	if (r->left < n) {
+		r->bad = 1;
+		return NULL;
+	}
+	r->p += n;
+	r->left -= n;
+	return p;
+}
+
+/* One record; its TTLs go to ttls (room for 65535). */
+static void
+read_record(struct reader *r, struct cache_record *rec, uint32_t *ttls)
+{
+	size_t i;
+
+	rec->key_len = (size_t)get(r, 2);
+	rec->key = take(r, rec->key_len);
+	rec->kind = (enum cache_kind)get(r, 1);
+	rec->age = get(r, 8);
+	rec->ttl = (uint32_t)get(r, 4);
+	rec->failed_age = get(r, 8);
+	rec->n_ttls = (size_t)get(r, 2);
+	for (i = 0; i < rec->n_ttls && !r->bad; i++)
+		ttls[i] = (uint32_t)get(r, 4);
+	rec->ttls = ttls;
+	rec->wire_len = (size_t)get(r, 2);
+	rec->wire = take(r, rec->wire_len);
+}
+
+/* Check magic, version and checksum; position r after the header. */
+static int
+read_header(struct reader *r, const uint8_t *all, size_t len,
+    uint64_t *written, uint32_t *count)
+{
+	uint64_t sum;
+
+	if (len < HEADER_LEN + 8 || memcmp(all, MAGIC, MAGIC_LEN) != 0)
+		return -1;
+	r->p = all + len - 8;
+	r->left = 8;
+	sum = get(r, 8);
+	if (sum != fnv(all, len - 8))
+		return -1;
+	r->p = all + MAGIC_LEN;
+	r->left = len - 8 - MAGIC_LEN;
+	if (get(r, 4) != FILE_VERSION)
+		return -1;
+	*written = get(r, 8);
+	*count = (uint32_t)get(r, 4);
+	return r->bad ? -1 : 0;
+}
+
+/* Import every record, or none if the file is not entirely sound. */
+static long
+import_all(struct cache *c, const uint8_t *all, size_t len, uint64_t now)
+{
+	struct cache_record rec;
+	struct reader r = { NULL, 0, 0 }, check;
+	uint64_t written, moved;
+	uint32_t count, i, *ttls;
+	int64_t wall = clock_wall_s() * 1000;
+	long stored = 0;
+
+	if (read_header(&r, all, len, &written, &count) == -1 ||
+	    (ttls = malloc(65536 * sizeof(*ttls))) == NULL)
+		return -1;
+	check = r;
+	for (i = 0; i < count && !check.bad; i++)
+		read_record(&check, &rec, ttls);
+	if (check.bad || check.left != 0) {
+		free(ttls);
+		return -1;
+	}
+	/* A clock set back counts as no time passed. */
+	moved = wall > (int64_t)written ? (uint64_t)wall - written : 0;
+	for (i = 0; i < count; i++) {
+		read_record(&r, &rec, ttls);
+		rec.age += moved;
+		if (rec.failed_age > 0)
+			rec.failed_age += moved;
+		stored += cache_import(c, &rec, now) == 0;
+	}
+	free(ttls);
+	return stored;
+}
+
+long
+cachefile_read(struct cache *c, const char *path, uint64_t now)
+{
+	struct stat st;
+	uint8_t *all = NULL;
+	ssize_t got;
+	size_t len = 0;
+	long stored = -1;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		if (errno != ENOENT)
+			log_warn("cache-file %s: not read", path);
+		return errno == ENOENT ? 0 : -1;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size < FILE_MAX &&
+	    (all = malloc((size_t)st.st_size + 1)) != NULL) {
+		while (len < (size_t)st.st_size && (got = read(fd, all + len,
+		    (size_t)st.st_size - len)) > 0)
+			len += (size_t)got;
+		if (len == (size_t)st.st_size)
+			stored = import_all(c, all, len, now);
+	}
+	close(fd);
+	free(all);
+	if (stored == -1)
+		log_warnx("cache-file %s: damaged or not a dnsdamper cache "
+		    "file; ignored", path);
+	else
+		log_info("cache-file %s: %ld entries restored", path, stored);
+	return stored;
+}

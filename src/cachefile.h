@@ -1,0 +1,29 @@
+/*
+ * cachefile.h: the cache written to a file at a clean stop and read back
+ * at start, with ages moved by the wall-clock time that passed, so that a
+ * restart or upgrade does not send every host's queries upstream at once.
+ */
+#ifndef DNSDAMPER_CACHEFILE_H
+#define DNSDAMPER_CACHEFILE_H
+
+#include <stdint.h>
+
+#include "cache.h"
+
+/*
+ * cachefile_write: every servable entry of c as of now (monotonic ms) into
+ * path, atomically (a temporary file renamed over it). Returns the number
+ * of entries written, or -1 (logged).
+ */
+long	cachefile_write(struct cache *c, const char *path, uint64_t now);
+
+/*
+ * cachefile_read: the entries of path into c, each aged by the time since
+ * it was written; entries past stale-max-age (or expired, without
+ * serve-stale) are dropped. A missing file is not an error; a damaged or
+ * foreign one is ignored whole with a warning. Returns the number of
+ * entries stored, or -1 if the file was unusable.
+ */
+long	cachefile_read(struct cache *c, const char *path, uint64_t now);
+
+#endif
