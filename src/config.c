@@ -107,6 +107,41 @@ config_check_budgets(const struct config *conf, struct parse_run *run)
 		    "zones without their own", conf->max_inflight, shared);
 }
 
+/* control-mode: octal permissions of the socket, at most 0777. */
+static void
+config_check_mode(struct config *conf, struct parse_run *run)
+{
+	const struct parse_seen *at = parse_seen(run, "control-mode");
+	char *end;
+	unsigned long v;
+
+	v = strtoul(conf->control_mode_str, &end, 8);
+	if (conf->control_mode_str[0] >= '0' &&
+	    conf->control_mode_str[0] <= '7' && *end == '\0' && v <= 0777) {
+		conf->control_mode = (unsigned)v;
+		return;
+	}
+	parse_error(run, at->line > 0 ? at->file : CONFIG_BUILTIN, at->line,
+	    "control-mode: \"%s\" is not an octal mode from 0 to 0777",
+	    conf->control_mode_str);
+}
+
+/* metrics-listen: "none" or one address, port required in effect. */
+static void
+config_check_metrics_listen(struct config *conf, struct parse_run *run)
+{
+	const struct parse_seen *at = parse_seen(run, "metrics-listen");
+	const char *errstr;
+
+	memset(&conf->metrics_listen, 0, sizeof(conf->metrics_listen));
+	if (strcmp(conf->metrics_listen_str, CONFIG_NONE) == 0)
+		return;
+	if (addr_parse(conf->metrics_listen_str, 9153, &conf->metrics_listen,
+	    &errstr) == -1)
+		parse_error(run, at->file, at->line, "metrics-listen: \"%s\" "
+		    "is not an address: %s", conf->metrics_listen_str, errstr);
+}
+
 /* Append the nameservers of conf->resolv_conf to fw's upstreams. */
 static void
 config_expand(struct config *conf, struct config_forward *fw,
@@ -163,6 +198,8 @@ config_read(struct config *conf, const char *path, struct parse_run *run)
 	    i++)
 		config_check_order(conf, run, &config_orders[i]);
 	config_check_budgets(conf, run);
+	config_check_mode(conf, run);
+	config_check_metrics_listen(conf, run);
 }
 
 int

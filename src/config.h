@@ -18,6 +18,16 @@ enum config_policy {
 	CONFIG_POLICY_HASH		/* rendezvous hash of the qname */
 };
 
+/* Where log messages go (the journal is used by itself when stderr is
+ * connected to it). */
+enum config_log {
+	CONFIG_LOG_STDERR = 0,
+	CONFIG_LOG_SYSLOG
+};
+
+/* The word that turns a path or address directive off. */
+#define CONFIG_NONE	"none"
+
 /* Where a directive was read, for `file:line: message` diagnostics. */
 struct config_where {
 	char	*file;		/* owned */
@@ -68,6 +78,15 @@ struct config {
 	uint32_t		 stale_refresh_interval; /* seconds */
 	int			 prefetch;	/* boolean */
 	int			 srv_prefetch_targets; /* boolean */
+	char			*control;	/* owned; socket path or "none" */
+	char			*control_mode_str; /* owned; octal, as given */
+	unsigned		 control_mode;	/* from control_mode_str */
+	char			*control_group;	/* owned; group or "none" */
+	char			*metrics_listen_str; /* owned; or "none" */
+	struct addr		 metrics_listen; /* len 0: none */
+	char			*cache_file;	/* owned; path or "none" */
+	char			*user;		/* owned; to run as */
+	enum config_log		 log;
 };
 
 /*

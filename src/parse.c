@@ -108,6 +108,10 @@ static int	parse_body(struct parse_src *,
 	{ .name = (n), .kind = PARSE_ENUM, PARSE_FIELD(struct config, f),\
 	  .names = parse_bool_names, .def = (dflt) }
 
+#define PARSE_STR(n, f, dflt)						\
+	{ .name = (n), .kind = PARSE_STRING, PARSE_FIELD(struct config, f),\
+	  .def_str = (dflt) }
+
 #define PARSE_SPECIAL(n, fn)						\
 	{ .name = (n), .kind = PARSE_SPECIAL, .flags = PARSE_REPEAT,	\
 	  .handler = (fn) }
@@ -115,6 +119,12 @@ static int	parse_body(struct parse_src *,
 static const struct parse_name parse_bool_names[] = {
 	{ "yes", 1 },
 	{ "no", 0 },
+	{ NULL, 0 }
+};
+
+static const struct parse_name parse_log_names[] = {
+	{ "stderr", CONFIG_LOG_STDERR },
+	{ "syslog", CONFIG_LOG_SYSLOG },
 	{ NULL, 0 }
 };
 
@@ -178,6 +188,14 @@ const struct parse_directive parse_top[] = {
 	    stale_refresh_interval, 1, PARSE_HOUR, 30),
 	PARSE_BOOL("prefetch", prefetch, 1),
 	PARSE_BOOL("srv-prefetch-targets", srv_prefetch_targets, 1),
+	PARSE_STR("control", control, "/run/dnsdamper/control.sock"),
+	PARSE_STR("control-mode", control_mode_str, "0660"),
+	PARSE_STR("control-group", control_group, CONFIG_NONE),
+	PARSE_STR("metrics-listen", metrics_listen_str, CONFIG_NONE),
+	PARSE_STR("cache-file", cache_file, "/var/lib/dnsdamper/cache.dump"),
+	PARSE_STR("user", user, "dnsdamper"),
+	{ .name = "log", .kind = PARSE_ENUM, PARSE_FIELD(struct config, log),
+	  .names = parse_log_names, .def = CONFIG_LOG_STDERR },
 	PARSE_SPECIAL("listen", parse_listen),
 	PARSE_SPECIAL("forward", parse_forward),
 	PARSE_SPECIAL("include", parse_include),

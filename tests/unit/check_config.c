@@ -237,6 +237,13 @@ START_TEST(test_every_directive)
 	    "stale-refresh-interval 1m\n"
 	    "prefetch no\n"
 	    "srv-prefetch-targets no\n"
+	    "control \"/tmp/my control.sock\"\n"
+	    "control-mode 0600\n"
+	    "control-group nogroup\n"
+	    "metrics-listen 127.0.0.1:9153\n"
+	    "cache-file none\n"
+	    "user nobody\n"
+	    "log syslog\n"
 	    "forward . { upstream 192.0.2.1 policy hash max-inflight 5 }\n",
 	    &conf);
 	ck_assert_uint_eq(conf.n_listen, 3);
@@ -264,13 +271,20 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(conf.stale_refresh_interval, 60);
 	ck_assert_int_eq(conf.prefetch, 0);
 	ck_assert_int_eq(conf.srv_prefetch_targets, 0);
+	ck_assert_str_eq(conf.control, "/tmp/my control.sock");
+	ck_assert_uint_eq(conf.control_mode, 0600);
+	ck_assert_str_eq(conf.control_group, "nogroup");
+	assert_addr(&conf.metrics_listen, "127.0.0.1:9153");
+	ck_assert_str_eq(conf.cache_file, "none");
+	ck_assert_str_eq(conf.user, "nobody");
+	ck_assert_int_eq(conf.log, CONFIG_LOG_SYSLOG);
 	ck_assert_uint_eq(conf.n_forwards, 1);
 	fw = &conf.forwards[0];
 	ck_assert_int_eq(fw->use_resolv_conf, 0);
 	ck_assert_int_eq(fw->policy, CONFIG_POLICY_HASH);
 	ck_assert_uint_eq(fw->max_inflight, 5);
 	ck_assert_str_eq(fw->where.file, "x.conf");
-	ck_assert_int_eq(fw->where.line, 24);
+	ck_assert_int_eq(fw->where.line, 31);
 	config_free(&conf);
 }
 END_TEST
@@ -486,6 +500,17 @@ static const struct error_case {
 	  "x.conf:1: stale-answer-ttl: 0 is out of range (1s to 1h)\n" },
 	{ "serve-stale maybe\n",
 	  "x.conf:1: serve-stale: \"maybe\" is not yes or no\n" },
+	{ "control-mode 0999\n",
+	  "x.conf:1: control-mode: \"0999\" is not an octal mode from 0 to "
+	  "0777\n" },
+	{ "control-mode rw\n",
+	  "x.conf:1: control-mode: \"rw\" is not an octal mode from 0 to "
+	  "0777\n" },
+	{ "metrics-listen 300.1.1.1\n",
+	  "x.conf:1: metrics-listen: \"300.1.1.1\" is not an address: not a "
+	  "numeric IPv4 or IPv6 address\n" },
+	{ "log journal\n",
+	  "x.conf:1: log: \"journal\" is not stderr or syslog\n" },
 	{ "forward b { upstream 192.0.2.1; max-inflight 2000000 }\n",
 	  "x.conf:1: max-inflight: 2000000 is out of range (0 to 1000000)\n" },
 	{ "max-inflight 100\n"
@@ -875,6 +900,13 @@ START_TEST(test_print_canonical)
 	    "stale-refresh-interval 30s\n"
 	    "prefetch yes\n"
 	    "srv-prefetch-targets yes\n"
+	    "control /run/dnsdamper/control.sock\n"
+	    "control-mode 0660\n"
+	    "control-group none\n"
+	    "metrics-listen none\n"
+	    "cache-file /var/lib/dnsdamper/cache.dump\n"
+	    "user dnsdamper\n"
+	    "log stderr\n"
 	    "listen [::1]:5300\n"
 	    "\n"
 	    "forward consul. {\n"
