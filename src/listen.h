@@ -16,7 +16,7 @@ struct worker;
 struct client;
 struct listen_udp;
 
-/* A bound address: one UDP and one listening TCP socket. */
+/* A bound address: one UDP and one listening TCP socket (-1: none). */
 struct listen_socket {
 	struct addr	addr;
 	int		udp_fd;
@@ -24,14 +24,20 @@ struct listen_socket {
 };
 
 /*
- * listen_open: bind a UDP and a TCP socket for every listen address of
- * conf. IPv6 addresses of the built-in default are skipped with a notice
- * when the host has no IPv6. Returns 0 with *out (owned, *n entries; free
- * with listen_close), or -1 after logging which address failed and why
- * (nothing left open).
+ * listen_open: the listening sockets: first those passed by the service
+ * manager (fds and names, n_fds of them, taken over: see
+ * systemd_listen_fds), then a UDP and a TCP socket bound for each listen
+ * address of conf not passed in. A socket unit's sockets (names other
+ * than SYSTEMD_FDNAME) replace the config's listen addresses, and
+ * *activated is set; our own from the fd store are kept only while conf
+ * still listens there. IPv6 addresses of the built-in default are skipped
+ * with a notice when the host has no IPv6. A socket unit may pass only
+ * UDP or only TCP for an address: the other fd is then -1. Returns 0 with
+ * *out (owned, *n entries; free with listen_close), or -1 after logging
+ * which address failed and why (nothing left open).
  */
-int	listen_open(const struct config *conf, struct listen_socket **out,
-	    size_t *n);
+int	listen_open(const struct config *conf, int *fds, char **names,
+	    int n_fds, struct listen_socket **out, size_t *n, int *activated);
 
 /* listen_close: close the sockets of listen_open and free the array. */
 void	listen_close(struct listen_socket *socks, size_t n);

@@ -5,11 +5,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "log.h"
+#include "systemd.h"
 
 static const char *log_progname = "dnsdamper";
 static enum log_level log_level = LOG_LEVEL_INFO;
+static enum log_dest log_dest = LOG_DEST_STDERR;
+
+void
+log_set_destination(enum log_dest dest)
+{
+	if (dest == LOG_DEST_SYSLOG && log_dest != LOG_DEST_SYSLOG)
+		openlog(log_progname, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	if (dest != LOG_DEST_SYSLOG && log_dest == LOG_DEST_SYSLOG)
+		closelog();
+	log_dest = dest;
+}
 
 void
 log_init(const char *progname, enum log_level level)
@@ -35,11 +48,23 @@ log_vwrite(enum log_level level, const char *errstr, const char *fmt,
     va_list ap)
 {
 	static const char *const names[] = { "warning", "info", "debug" };
-	char msg[1024];
+	static const int priorities[] = { LOG_WARNING, LOG_INFO, LOG_DEBUG };
+	char msg[1024], full[1200];
 
 	if (level > log_level)
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (log_dest != LOG_DEST_STDERR) {
+		if (errstr != NULL)
+			snprintf(full, sizeof(full), "%s: %s", msg, errstr);
+		else
+			snprintf(full, sizeof(full), "%s", msg);
+		if (log_dest == LOG_DEST_SYSLOG)
+			syslog(priorities[level], "%s", full);
+		else
+			systemd_journal_write(priorities[level], full);
+		return;
+	}
 	/* One fprintf per message so concurrent threads do not interleave. */
 	if (errstr != NULL)
 		fprintf(stderr, "%s: %s: %s: %s\n", log_progname,

@@ -16,6 +16,16 @@ enum log_level {
  */
 void	log_init(const char *progname, enum log_level level);
 
+/* Where messages go. */
+enum log_dest {
+	LOG_DEST_STDERR,	/* "dnsdamper: level: message" lines */
+	LOG_DEST_SYSLOG,	/* syslog(3), facility daemon */
+	LOG_DEST_JOURNAL	/* the systemd journal, structured fields */
+};
+
+/* log_set_destination: send messages to dest from now on. */
+void	log_set_destination(enum log_dest dest);
+
 /* log_set_level: change the highest level printed (e.g. from -v). */
 void	log_set_level(enum log_level level);
 

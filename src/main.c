@@ -10,17 +10,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "cache.h"
+#include "cachefile.h"
+#include "clock.h"
 #include "config.h"
+#include "control.h"
 #include "listen.h"
 #include "log.h"
+#include "priv.h"
+#include "report.h"
+#include "systemd.h"
 #include "upstream.h"
 #include "worker.h"
 #include "zone.h"
 
 #define DEFAULT_CONFIG	SYSCONFDIR "/dnsdamper/dnsdamper.conf"
+#define STATUS_SEC	5		/* STATUS= refresh under systemd */
 
 struct daemon {
 	const char		*config_given;	/* -c, or NULL */
@@ -30,8 +38,15 @@ struct daemon {
 	struct zone_table	*zones;
 	struct listen_socket	*socks;
 	size_t			 n_socks;
+	int			 activated;	/* sockets from a socket unit */
+	int			 control_fd;	/* until control_new */
+	int			 metrics_fd;
+	char			*control_path;	/* to remove at exit */
 	struct event_base	*base;
 	struct worker		*worker;
+	struct control		*control;
+	struct event		*events[5];	/* signals and timers */
+	int64_t			 start_time;	/* Unix seconds */
 };
 
 static void __attribute__((noreturn))
@@ -62,6 +77,12 @@ cache_limits_of(const struct config *conf, struct cache_limits *lim)
 	lim->stale_refresh_interval = conf->stale_refresh_interval;
 }
 
+static int
+configured(const char *value)
+{
+	return strcmp(value, CONFIG_NONE) != 0;
+}
+
 /* What is being served, for the log: where from, where, and to whom. */
 static void
 log_serving(const struct daemon *d)
@@ -82,13 +103,16 @@ log_serving(const struct daemon *d)
 		    config_policy_name(z->policy));
 	}
 	for (i = 0; i < d->n_socks; i++)
-		log_info("listening on %s, UDP and TCP",
-		    addr_format(&d->socks[i].addr, addr, sizeof(addr)));
+		log_info("listening on %s%s%s%s",
+		    addr_format(&d->socks[i].addr, addr, sizeof(addr)),
+		    d->socks[i].udp_fd != -1 ? ", UDP" : "",
+		    d->socks[i].tcp_fd != -1 ? ", TCP" : "",
+		    d->activated ? " (socket activation)" : "");
 }
 
-/* Errors of a reload go to the log line by line, not to stderr. */
+/* Load path into conf, its errors logged and, if errors, appended there. */
 static int
-load_logged(const char *path, struct config *conf)
+load_logged(const char *path, struct config *conf, struct evbuffer *errors)
 {
 	char *text = NULL, *line, *save;
 	size_t len = 0;
@@ -100,53 +124,102 @@ load_logged(const char *path, struct config *conf)
 	rc = config_load(path, conf, errs);
 	fclose(errs);
 	for (line = strtok_r(text, "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save))
+	    line = strtok_r(NULL, "\n", &save)) {
 		log_warnx("%s", line);
+		if (errors != NULL)
+			evbuffer_add_printf(errors, "%s\n", line);
+	}
 	free(text);
 	return rc;
+}
+
+struct routing {
+	struct zone_table	*old;
+	struct zone_table	*new;
+};
+
+/* An entry stays if its name is forwarded as before: same zone, same
+ * upstreams. */
+static int
+routing_unchanged(const uint8_t *qname, size_t len, void *arg)
+{
+	const struct routing *r = arg;
+	const struct zone *a, *b;
+
+	a = zone_find(r->old, qname, len);
+	b = zone_find(r->new, qname, len);
+	return a != NULL && b != NULL && strcmp(a->name_str, b->name_str) == 0 &&
+	    zone_same_upstreams(a, b);
+}
+
+/* Restart-only settings that changed are said so, not silently ignored. */
+static void
+warn_restart_only(const struct daemon *d, const struct config *conf)
+{
+	if (!listen_same(conf, d->socks, d->n_socks) && !d->activated)
+		log_warnx("listen addresses changed: they take effect at "
+		    "restart");
+	if (conf->cache_size != d->conf.cache_size)
+		log_warnx("cache-size changed: it takes effect at restart");
+	if (strcmp(conf->control, d->conf.control) != 0 ||
+	    strcmp(conf->metrics_listen_str, d->conf.metrics_listen_str) != 0 ||
+	    strcmp(conf->user, d->conf.user) != 0)
+		log_warnx("control, metrics-listen and user take effect at "
+		    "restart");
 }
 
 /*
  * Parse the new config completely before touching the running one; on
  * any error the daemon keeps serving with what it had, cache included.
+ * Cached names whose forwarding changed are flushed.
  */
-static void
-reload(struct daemon *d)
+static int
+reload(struct daemon *d, struct evbuffer *errors)
 {
 	struct cache_limits lim;
-	struct zone_table *zones;
+	struct routing routing;
 	struct config conf;
+	uint64_t flushed;
 
+	memset(&conf, 0, sizeof(conf));
+	systemd_reloading();
 	d->config_path = config_path(d->config_given);
 	log_info("reloading %s", d->config_path ? d->config_path :
 	    "the built-in defaults");
-	if (load_logged(d->config_path, &conf) == -1) {
+	if (load_logged(d->config_path, &conf, errors) == -1 ||
+	    (routing.new = zone_table_new(&conf)) == NULL) {
+		config_free(&conf);
 		log_warnx("reload failed; still running the previous "
 		    "configuration");
-		return;
-	}
-	if ((zones = zone_table_new(&conf)) == NULL) {
-		log_warn("reload failed; still running the previous "
+		systemd_ready("reload failed; running the previous "
 		    "configuration");
-		config_free(&conf);
-		return;
+		return -1;
 	}
-	if (!listen_same(&conf, d->socks, d->n_socks))
-		log_warnx("listen addresses changed: they take effect at "
-		    "restart");
-	if (conf.cache_size != d->conf.cache_size)
-		log_warnx("cache-size changed: it takes effect at restart");
+	warn_restart_only(d, &conf);
+	routing.old = d->zones;
+	flushed = cache_flush_if(d->cache, routing_unchanged, &routing);
+	if (flushed > 0)
+		log_info("flushed %llu cached entries whose forwarding changed",
+		    (unsigned long long)flushed);
 	cache_limits_of(&conf, &lim);
 	cache_set_limits(d->cache, &lim);
 	upstream_reconfigure(conf.upstream_timeout_min,
 	    conf.upstream_timeout_max);
 	zone_table_unref(d->zones);
-	d->zones = zones;
+	d->zones = routing.new;
 	config_free(&d->conf);
 	d->conf = conf;
 	worker_reconfigure(d->worker, &d->conf, d->zones);
 	log_serving(d);
 	log_info("reloaded");
+	systemd_ready("reloaded");
+	return 0;
+}
+
+static int
+control_reload(void *arg, struct evbuffer *errors)
+{
+	return reload(arg, errors);
 }
 
 static void
@@ -156,11 +229,58 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 
 	(void)what;
 	if (sig == SIGHUP) {
-		reload(d);
+		(void)reload(d, NULL);
 		return;
 	}
 	log_info("exiting on signal %d", (int)sig);
 	event_base_loopexit(d->base, NULL);
+}
+
+/* A one-line summary for systemd's STATUS=. */
+static void
+status_line(const struct daemon *d, char *buf, size_t len)
+{
+	const struct metrics *m = worker_metrics(d->worker);
+	const struct zone *z, *degraded = NULL;
+	uint64_t asked = m->cache_hits + m->cache_misses;
+	size_t i, j, up = 0, all = 0;
+
+	for (i = 0; i < zone_count(d->zones); i++) {
+		z = zone_at(d->zones, i);
+		for (j = 0; j < z->n_upstreams; j++) {
+			all++;
+			up += !z->upstreams[j]->down && !z->upstreams[j]->loop;
+		}
+		if (degraded == NULL &&
+		    upstream_all_down(z->upstreams, z->n_upstreams))
+			degraded = z;
+	}
+	snprintf(buf, len, "%s%s%s%llu queries, %.1f%% from cache, %zu/%zu "
+	    "upstreams up", degraded != NULL ? "degraded: every upstream of " :
+	    "", degraded != NULL ? degraded->name_str : "",
+	    degraded != NULL ? " is down, serving stale; " : "",
+	    (unsigned long long)asked, asked > 0 ? 100.0 * (double)m->cache_hits /
+	    (double)asked : 0.0, up, all);
+}
+
+static void
+status_cb(evutil_socket_t fd, short what, void *arg)
+{
+	char buf[256];
+
+	(void)fd;
+	(void)what;
+	status_line(arg, buf, sizeof(buf));
+	systemd_status(buf);
+}
+
+static void
+watchdog_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	systemd_watchdog();
 }
 
 /* One descriptor per upstream attempt: take all the kernel allows. */
@@ -175,18 +295,127 @@ raise_fd_limit(void)
 	}
 }
 
-static int
-start(struct daemon *d)
+static void
+choose_log(const struct config *conf)
 {
-	struct cache_limits lim;
+	if (conf->log == CONFIG_LOG_SYSLOG)
+		log_set_destination(LOG_DEST_SYSLOG);
+	else if (systemd_journal_attached())
+		log_set_destination(LOG_DEST_JOURNAL);
+}
 
-	raise_fd_limit();
-	if (listen_open(&d->conf, &d->socks, &d->n_socks) == -1)
+/* The listening sockets: passed in by systemd, or bound here. */
+static int
+open_listeners(struct daemon *d)
+{
+	char **names;
+	int *fds, n;
+
+	if ((n = systemd_listen_fds(&fds, &names)) < 0)
 		return -1;
+	if (listen_open(&d->conf, fds, names, n, &d->socks, &d->n_socks,
+	    &d->activated) == -1) {
+		systemd_listen_free(fds, names, n);
+		return -1;
+	}
+	systemd_listen_free(fds, names, n);
 	if (d->n_socks == 0) {
 		log_warnx("no address to listen on");
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * Everything that may need root, in order, then root given up: listening
+ * sockets, the control socket (a failure there is only a warning: DNS is
+ * what matters), metrics-listen, the cache file's directory.
+ */
+static int
+open_privileged(struct daemon *d, struct priv_user *u)
+{
+	const struct config *conf = &d->conf;
+	gid_t gid;
+
+	if (priv_lookup(conf->user, u) == -1 || open_listeners(d) == -1)
+		return -1;
+	if (configured(conf->control) &&
+	    priv_prepare_dir(conf->control, u) == 0 &&
+	    priv_group(conf->control_group, &gid) == 0 &&
+	    (d->control_fd = control_open_unix(conf->control,
+	    conf->control_mode, gid)) != -1) {
+		if ((d->control_path = strdup(conf->control)) == NULL)
+			return -1;
+	} else if (configured(conf->control))
+		log_warnx("running without the control socket");
+	if (conf->metrics_listen.len > 0 &&
+	    (d->metrics_fd = control_open_tcp(&conf->metrics_listen)) == -1)
+		return -1;
+	if (configured(conf->cache_file))
+		(void)priv_prepare_dir(conf->cache_file, u);
+	priv_drop(u);
+	return 0;
+}
+
+static int
+start_events(struct daemon *d)
+{
+	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
+	struct timeval tv = { STATUS_SEC, 0 };
+	uint64_t wd = systemd_watchdog_ms();
+	size_t i;
+
+	for (i = 0; i < 3; i++)
+		if ((d->events[i] = evsignal_new(d->base, sigs[i], signal_cb,
+		    d)) == NULL || evsignal_add(d->events[i], NULL) == -1)
+			return -1;
+	if (getenv("NOTIFY_SOCKET") != NULL &&
+	    ((d->events[3] = event_new(d->base, -1, EV_PERSIST, status_cb,
+	    d)) == NULL || event_add(d->events[3], &tv) == -1))
+		return -1;
+	/* Pinged from the loop itself: a stuck loop gets us killed. */
+	if (wd > 0) {
+		tv.tv_sec = (time_t)(wd / 2000);
+		tv.tv_usec = (suseconds_t)((wd / 2 % 1000) * 1000);
+		if ((d->events[4] = event_new(d->base, -1, EV_PERSIST,
+		    watchdog_cb, d)) == NULL ||
+		    event_add(d->events[4], &tv) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* Hand the listeners to systemd's fd store (unless a socket unit owns
+ * them), so that a restart drops no query. */
+static void
+store_listeners(const struct daemon *d)
+{
+	int fds[128];
+	size_t i, n = 0;
+
+	if (d->activated)
+		return;
+	for (i = 0; i < d->n_socks && n + 2 <= sizeof(fds) / sizeof(fds[0]);
+	    i++) {
+		fds[n++] = d->socks[i].udp_fd;
+		fds[n++] = d->socks[i].tcp_fd;
+	}
+	systemd_store_fds(fds, n);
+}
+
+static int
+start(struct daemon *d)
+{
+	struct cache_limits lim;
+	struct priv_user u;
+	struct report report;
+	char status[256];
+
+	raise_fd_limit();
+	choose_log(&d->conf);
+	d->start_time = clock_wall_s();
+	if (open_privileged(d, &u) == -1)
+		return -1;
 	cache_limits_of(&d->conf, &lim);
 	upstream_reconfigure(d->conf.upstream_timeout_min,
 	    d->conf.upstream_timeout_max);
@@ -196,16 +425,56 @@ start(struct daemon *d)
 		log_warn("start-up");
 		return -1;
 	}
+	if (configured(d->conf.cache_file))
+		(void)cachefile_read(d->cache, d->conf.cache_file,
+		    clock_now_ms());
 	if ((d->worker = worker_new(d->base, &d->conf, d->zones, d->cache,
 	    d->socks, d->n_socks)) == NULL)
 		return -1;
+	report.worker = d->worker;
+	report.cache = d->cache;
+	report.start_time = d->start_time;
+	if ((d->control_fd != -1 || d->metrics_fd != -1) &&
+	    (d->control = control_new(d->base, d->control_fd, d->metrics_fd,
+	    &report, control_reload, d)) == NULL)
+		return -1;
+	d->control_fd = d->metrics_fd = -1;	/* the control owns them */
+	if (start_events(d) == -1) {
+		log_warn("start-up");
+		return -1;
+	}
+	log_serving(d);
+	store_listeners(d);
+	status_line(d, status, sizeof(status));
+	systemd_ready(status);
+	log_info("started");
 	return 0;
 }
 
 static void
 stop(struct daemon *d)
 {
+	long n;
+	size_t i;
+
+	systemd_stopping();
+	for (i = 0; i < sizeof(d->events) / sizeof(d->events[0]); i++)
+		if (d->events[i] != NULL)
+			event_free(d->events[i]);
+	control_free(d->control);
 	worker_free(d->worker);
+	if (d->cache != NULL && configured(d->conf.cache_file) &&
+	    (n = cachefile_write(d->cache, d->conf.cache_file,
+	    clock_now_ms())) >= 0)
+		log_info("cache-file %s: %ld entries saved", d->conf.cache_file,
+		    n);
+	if (d->control_path != NULL)
+		(void)unlink(d->control_path);
+	free(d->control_path);
+	if (d->control_fd != -1)
+		close(d->control_fd);
+	if (d->metrics_fd != -1)
+		close(d->metrics_fd);
 	zone_table_unref(d->zones);
 	cache_free(d->cache);
 	if (d->socks != NULL)
@@ -219,24 +488,12 @@ stop(struct daemon *d)
 static int
 serve(struct daemon *d)
 {
-	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
-	struct event *ev[3];
-	size_t i;
 	int rc = 1;
 
 	signal(SIGPIPE, SIG_IGN);
-	memset(ev, 0, sizeof(ev));
-	if (start(d) == 0) {
-		for (i = 0; i < 3; i++)
-			if ((ev[i] = evsignal_new(d->base, sigs[i], signal_cb,
-			    d)) == NULL || evsignal_add(ev[i], NULL) == -1)
-				fatalx("cannot install signal handlers");
-		log_serving(d);
-		log_info("started");
+	d->control_fd = d->metrics_fd = -1;
+	if (start(d) == 0)
 		rc = event_base_dispatch(d->base) == -1;
-		for (i = 0; i < 3; i++)
-			event_free(ev[i]);
-	}
 	stop(d);
 	return rc;
 }

@@ -57,9 +57,11 @@ def test_sighup_broken_config_keeps_old_then_good_config_applies(
     d = dnsdamper([Forward(".", [bind])])
     mark_a = bind.mark()
 
-    # 1. everything goes to A; `cached` is cached
+    # 1. everything goes to A; `cached` is cached, and so is a name of a
+    # zone whose forwarding the reload will not change
     assert _addr(d, "cached.reload.test") == {"192.0.2.61"}
     assert bind.count("cached.reload.test", since=mark_a) == 1
+    assert _addr(d, "www.example.test") == {"192.0.2.80"}
 
     # 2. a broken config that would also move reload.test to B: nothing of
     # it may take effect, not even the good lines before the error
@@ -82,11 +84,14 @@ def test_sighup_broken_config_keeps_old_then_good_config_applies(
     assert _addr(d, "after.reload.test") == {"192.0.2.82"}      # from B
     assert b.count("after.reload.test", since=mark_b) == 1
     assert bind.count("after.reload.test", since=mark_a) == 0
-    # the entry cached before the reload survives it: still A's address,
-    # and neither named was asked again
-    assert _addr(d, "cached.reload.test") == {"192.0.2.61"}
+    # reload.test now forwards elsewhere: its entry cached from A was
+    # flushed, so B answers it; www.example.test still goes to A as
+    # before, so its entry survived and nobody was asked again
+    assert _addr(d, "cached.reload.test") == {"192.0.2.62"}
+    assert b.count("cached.reload.test", since=mark_b) == 1
     assert bind.count("cached.reload.test", since=mark_a) == 0
-    assert b.count("cached.reload.test", since=mark_b) == 0
+    assert _addr(d, "www.example.test") == {"192.0.2.80"}
+    assert bind.count("www.example.test", since=mark_a) == 0
     d.assert_alive()
 
 

@@ -63,9 +63,18 @@ def config_text(listen_port, forwards, resolv_conf, extra=()):
     if not any(f.zone == "." for f in forwards):
         raise ValueError("every test config needs a `forward .` with "
                          "explicit loopback upstreams")
+    state = Path(resolv_conf).parent
     lines = ["# written by the dnsdamper system tests",
              f"listen {upstream(listen_port)}",
              f"resolv-conf {resolv_conf}"]
+    # Each daemon its own control socket and no shared cache file, and
+    # under root no privilege drop, unless the test says otherwise.
+    given = {l.split()[0] for l in extra if l.strip()}
+    defaults = [("control", f"control {state / 'control.sock'}"),
+                ("cache-file", "cache-file none")]
+    if os.geteuid() == 0:
+        defaults.append(("user", "user root"))
+    lines += [line for name, line in defaults if name not in given]
     lines += list(extra)
     lines += [f.line() for f in forwards]
     return "\n".join(lines) + "\n"

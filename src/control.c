@@ -1,0 +1,533 @@
+/* control.c: the HTTP/1.1 control socket and the metrics listener. */
+#include "autoconf.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
+#include <ldns/ldns.h>
+
+#include "cache.h"
+#include "clock.h"
+#include "control.h"
+#include "log.h"
+#include "metrics.h"
+
+#define PROMETHEUS_TYPE	"text/plain; version=0.0.4; charset=utf-8"
+#define JSON_TYPE	"application/json"
+#define TEXT_TYPE	"text/plain; charset=utf-8"
+
+struct control {
+	struct evhttp		*http;		/* the unix socket */
+	struct evhttp		*metrics;	/* metrics-listen, or NULL */
+	struct report		 report;
+	control_reload_fn	 reload;
+	void			*reload_arg;
+};
+
+/* A GET /cache in progress: one shard per chunk. */
+struct dump {
+	struct control		*c;
+	struct evhttp_request	*req;
+	unsigned		 shard;
+};
+
+static int
+stale_socket(const char *path)
+{
+	struct sockaddr_un sun;
+	struct stat st;
+	int fd, in_use;
+
+	if (lstat(path, &st) == -1 || !S_ISSOCK(st.st_mode))
+		return 0;
+	/* A socket nobody accepts on is left over from a crash. */
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return 0;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, path, strlen(path));
+	in_use = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
+	close(fd);
+	return !in_use;
+}
+
+int
+control_open_unix(const char *path, mode_t mode, gid_t gid)
+{
+	struct sockaddr_un sun;
+	int fd, saved;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		errno = ENAMETOOLONG;
+		log_warn("control %s", path);
+		return -1;
+	}
+	memcpy(sun.sun_path, path, strlen(path));
+	if (stale_socket(path))
+		(void)unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		goto fail;
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+		goto fail;
+	if (chmod(path, mode) == -1 ||
+	    (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) == -1) ||
+	    listen(fd, 16) == -1) {
+		saved = errno;
+		(void)unlink(path);
+		errno = saved;
+		goto fail;
+	}
+	return fd;
+fail:
+	saved = errno;
+	log_warn("control %s", path);
+	if (fd != -1)
+		close(fd);
+	errno = saved;
+	return -1;
+}
+
+int
+control_open_tcp(const struct addr *a)
+{
+	char name[ADDR_STRLEN];
+	int fd, one = 1, saved;
+
+	fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0);
+	if (fd != -1 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one,
+	    sizeof(one)) == 0 && bind(fd, (const struct sockaddr *)&a->ss,
+	    a->len) == 0 && listen(fd, 16) == 0)
+		return fd;
+	saved = errno;
+	log_warn("metrics-listen %s", addr_format(a, name, sizeof(name)));
+	if (fd != -1)
+		close(fd);
+	errno = saved;
+	return -1;
+}
+
+static void
+reply(struct evhttp_request *req, int code, const char *reason,
+    const char *type, struct evbuffer *body)
+{
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", type);
+	evhttp_send_reply(req, code, reason, body);
+}
+
+/* A short JSON error: {"error": "why"}. */
+static void
+reply_error(struct evhttp_request *req, int code, const char *reason,
+    const char *why)
+{
+	struct evbuffer *b = evbuffer_new();
+
+	if (b == NULL) {
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	evbuffer_add_printf(b, "{\"error\": ");
+	metrics_json_string(b, why);
+	evbuffer_add_printf(b, "}\n");
+	reply(req, code, reason, JSON_TYPE, b);
+	evbuffer_free(b);
+}
+
+static void
+get_metrics(struct control *c, struct evhttp_request *req)
+{
+	struct metrics_writer w;
+	struct evbuffer *b = evbuffer_new();
+
+	if (b == NULL) {
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	metrics_prometheus_writer(&w, b);
+	report_metrics(&c->report, clock_now_ms(), &w);
+	reply(req, HTTP_OK, "OK", PROMETHEUS_TYPE, b);
+	evbuffer_free(b);
+}
+
+/* The parameters of req's query string into kv (free with
+ * evhttp_clear_headers). Returns 0, or -1 if it does not parse. */
+static int
+params(struct evhttp_request *req, struct evkeyvalq *kv)
+{
+	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+
+	TAILQ_INIT(kv);
+	return q == NULL ? 0 : evhttp_parse_query_str(q, kv);
+}
+
+/* ?format=text asks for what people read; JSON otherwise. */
+static enum report_format
+format_of(struct evhttp_request *req)
+{
+	struct evkeyvalq kv;
+	const char *f;
+	enum report_format format = REPORT_JSON;
+
+	if (params(req, &kv) == 0 && (f = evhttp_find_header(&kv, "format")) !=
+	    NULL && strcmp(f, "text") == 0)
+		format = REPORT_TEXT;
+	evhttp_clear_headers(&kv);
+	return format;
+}
+
+static const char *
+content_type(enum report_format f)
+{
+	return f == REPORT_TEXT ? TEXT_TYPE : JSON_TYPE;
+}
+
+static void
+get_stats(struct control *c, struct evhttp_request *req)
+{
+	enum report_format f = format_of(req);
+	struct metrics_writer w;
+	struct metrics_json j;
+	struct evbuffer *b = evbuffer_new();
+
+	if (b == NULL) {
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	if (f == REPORT_TEXT)
+		metrics_text_writer(&w, b);
+	else
+		metrics_json_writer(&w, &j, b);
+	report_metrics(&c->report, clock_now_ms(), &w);
+	if (f == REPORT_JSON)
+		metrics_json_finish(&j);
+	reply(req, HTTP_OK, "OK", content_type(f), b);
+	evbuffer_free(b);
+}
+
+static void
+get_upstreams(struct control *c, struct evhttp_request *req)
+{
+	enum report_format f = format_of(req);
+	struct evbuffer *b = evbuffer_new();
+
+	if (b == NULL) {
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	report_upstreams(&c->report, f, b);
+	reply(req, HTTP_OK, "OK", content_type(f), b);
+	evbuffer_free(b);
+}
+
+/* The qtype parameter: 0 if absent, -1 if not a known type mnemonic. */
+static int
+param_type(struct evkeyvalq *kv)
+{
+	const char *t = evhttp_find_header(kv, "type");
+	ldns_rr_type type;
+
+	if (t == NULL)
+		return 0;
+	type = ldns_get_rr_type_by_name(t);
+	return type == 0 ? -1 : (int)type;
+}
+
+static void
+get_explain(struct control *c, struct evhttp_request *req)
+{
+	struct evkeyvalq kv;
+	struct evbuffer *b;
+	const char *name;
+	int type;
+
+	if (params(req, &kv) == -1 ||
+	    (name = evhttp_find_header(&kv, "name")) == NULL ||
+	    (type = param_type(&kv)) == -1) {
+		evhttp_clear_headers(&kv);
+		reply_error(req, HTTP_BADREQUEST, "Bad Request",
+		    "usage: /explain?name=NAME[&type=TYPE]");
+		return;
+	}
+	if ((b = evbuffer_new()) == NULL ||
+	    report_explain(&c->report, name, type == 0 ? MSG_TYPE_A :
+	    (uint16_t)type, clock_now_ms(), format_of(req), b) == -1)
+		reply_error(req, HTTP_BADREQUEST, "Bad Request",
+		    "not a domain name");
+	else
+		reply(req, HTTP_OK, "OK", content_type(format_of(req)), b);
+	if (b != NULL)
+		evbuffer_free(b);
+	evhttp_clear_headers(&kv);
+}
+
+/* A name parameter in wire format, folded; -1 if not a name. */
+static int
+param_name(const char *str, uint8_t *wire, size_t *len)
+{
+	ldns_rdf *rdf;
+
+	if ((rdf = ldns_dname_new_frm_str(str)) == NULL)
+		return -1;
+	*len = ldns_rdf_size(rdf);
+	if (*len > MSG_NAME_MAX) {
+		ldns_rdf_deep_free(rdf);
+		return -1;
+	}
+	memcpy(wire, ldns_rdf_data(rdf), *len);
+	ldns_rdf_deep_free(rdf);
+	msg_name_fold(wire, *len);
+	return 0;
+}
+
+static void
+post_flush(struct control *c, struct evhttp_request *req)
+{
+	uint8_t wire[MSG_NAME_MAX];
+	const char *name, *zone;
+	struct evkeyvalq kv;
+	struct evbuffer *b;
+	uint64_t n;
+	size_t len = 0;
+	int type;
+
+	if (params(req, &kv) == -1 || (type = param_type(&kv)) == -1)
+		goto bad;
+	name = evhttp_find_header(&kv, "name");
+	zone = evhttp_find_header(&kv, "zone");
+	if ((name != NULL && zone != NULL) || (zone != NULL && type != 0) ||
+	    (name == NULL && zone == NULL && type != 0) ||
+	    ((name != NULL || zone != NULL) &&
+	    param_name(name != NULL ? name : zone, wire, &len) == -1))
+		goto bad;
+	n = cache_flush(c->report.cache, name != NULL || zone != NULL ?
+	    wire : NULL, len, (uint16_t)type, zone != NULL);
+	evhttp_clear_headers(&kv);
+	if ((b = evbuffer_new()) == NULL) {
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	evbuffer_add_printf(b, format_of(req) == REPORT_TEXT ?
+	    "flushed %llu entries\n" : "{\"flushed\": %llu}\n",
+	    (unsigned long long)n);
+	reply(req, HTTP_OK, "OK", content_type(format_of(req)), b);
+	evbuffer_free(b);
+	return;
+bad:
+	evhttp_clear_headers(&kv);
+	reply_error(req, HTTP_BADREQUEST, "Bad Request",
+	    "usage: /flush, /flush?name=NAME[&type=TYPE] or /flush?zone=ZONE");
+}
+
+static void
+post_reload(struct control *c, struct evhttp_request *req)
+{
+	struct evbuffer *errors = evbuffer_new(), *b = evbuffer_new();
+	enum report_format f = format_of(req);
+	char *text;
+
+	if (errors == NULL || b == NULL) {
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+	} else if (c->reload(c->reload_arg, errors) == 0) {
+		evbuffer_add_printf(b, f == REPORT_TEXT ? "reloaded\n" :
+		    "{\"reloaded\": true}\n");
+		reply(req, HTTP_OK, "OK", content_type(f), b);
+	} else if (f == REPORT_TEXT) {
+		evbuffer_add_printf(b, "reload failed; still running the "
+		    "previous configuration:\n");
+		evbuffer_add_buffer(b, errors);
+		reply(req, HTTP_INTERNAL, "Reload Failed", TEXT_TYPE, b);
+	} else {
+		evbuffer_add(errors, "", 1);
+		text = (char *)evbuffer_pullup(errors, -1);
+		evbuffer_add_printf(b, "{\"reloaded\": false, \"errors\": ");
+		metrics_json_string(b, text);
+		evbuffer_add_printf(b, "}\n");
+		reply(req, HTTP_INTERNAL, "Reload Failed", JSON_TYPE, b);
+	}
+	if (errors != NULL)
+		evbuffer_free(errors);
+	if (b != NULL)
+		evbuffer_free(b);
+}
+
+static void dump_next(struct evhttp_connection *, void *);
+
+static void
+dump_closed(struct evhttp_connection *evcon, void *arg)
+{
+	(void)evcon;
+	free(arg);
+}
+
+/* Send the next non-empty shard; after the last one, end the reply. */
+static void
+dump_next(struct evhttp_connection *evcon, void *arg)
+{
+	struct dump *d = arg;
+	struct cache *cache = d->c->report.cache;
+	struct evbuffer *b = evbuffer_new();
+
+	while (b != NULL && evbuffer_get_length(b) == 0 &&
+	    d->shard < cache_shards(cache))
+		cache_dump_shard(cache, d->shard++, clock_now_ms(), b);
+	if (b == NULL || evbuffer_get_length(b) == 0) {
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+		evhttp_send_reply_end(d->req);
+		free(d);
+	} else
+		evhttp_send_reply_chunk_with_cb(d->req, b, dump_next, d);
+	if (b != NULL)
+		evbuffer_free(b);
+}
+
+static void
+get_cache(struct control *c, struct evhttp_request *req)
+{
+	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+	struct dump *d;
+
+	if ((d = calloc(1, sizeof(*d))) == NULL) {
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	d->c = c;
+	d->req = req;
+	/* If the client goes away mid-dump, libevent frees req: so do we. */
+	evhttp_connection_set_closecb(evcon, dump_closed, d);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", TEXT_TYPE);
+	evhttp_send_reply_start(req, HTTP_OK, "OK");
+	dump_next(evcon, d);
+}
+
+static const struct route {
+	const char		*path;
+	enum evhttp_cmd_type	 method;
+	void			(*fn)(struct control *, struct evhttp_request *);
+} routes[] = {
+	{ "/metrics", EVHTTP_REQ_GET, get_metrics },
+	{ "/stats", EVHTTP_REQ_GET, get_stats },
+	{ "/upstreams", EVHTTP_REQ_GET, get_upstreams },
+	{ "/explain", EVHTTP_REQ_GET, get_explain },
+	{ "/cache", EVHTTP_REQ_GET, get_cache },
+	{ "/flush", EVHTTP_REQ_POST, post_flush },
+	{ "/reload", EVHTTP_REQ_POST, post_reload },
+};
+
+static void
+dispatch(struct control *c, struct evhttp_request *req, size_t n_routes)
+{
+	const char *path = evhttp_uri_get_path(
+	    evhttp_request_get_evhttp_uri(req));
+	size_t i;
+
+	for (i = 0; path != NULL && i < n_routes; i++) {
+		if (strcmp(path, routes[i].path) != 0)
+			continue;
+		if (evhttp_request_get_command(req) != routes[i].method) {
+			evhttp_add_header(evhttp_request_get_output_headers(req),
+			    "Allow", routes[i].method == EVHTTP_REQ_GET ?
+			    "GET" : "POST");
+			reply_error(req, 405, "Method Not Allowed",
+			    routes[i].method == EVHTTP_REQ_GET ? "use GET" :
+			    "use POST");
+			return;
+		}
+		routes[i].fn(c, req);
+		return;
+	}
+	reply_error(req, HTTP_NOTFOUND, "Not Found", "no such resource");
+}
+
+static void
+control_cb(struct evhttp_request *req, void *arg)
+{
+	dispatch(arg, req, sizeof(routes) / sizeof(routes[0]));
+}
+
+/* metrics-listen serves the first route alone: /metrics. */
+static void
+metrics_cb(struct evhttp_request *req, void *arg)
+{
+	dispatch(arg, req, 1);
+}
+
+/* An evhttp on listening socket fd, which it owns (closed on error). */
+static struct evhttp *
+serve(struct event_base *base, int fd, void (*cb)(struct evhttp_request *,
+    void *), void *arg)
+{
+	struct evconnlistener *l = NULL;
+	struct evhttp *http;
+
+	if ((http = evhttp_new(base)) == NULL ||
+	    (l = evconnlistener_new(base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE,
+	    -1, fd)) == NULL || evhttp_bind_listener(http, l) == NULL) {
+		if (l != NULL)
+			evconnlistener_free(l);
+		else
+			close(fd);
+		if (http != NULL)
+			evhttp_free(http);
+		return NULL;
+	}
+	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
+	    EVHTTP_REQ_HEAD);
+	evhttp_set_timeout(http, 30);
+	evhttp_set_gencb(http, cb, arg);
+	return http;
+}
+
+struct control *
+control_new(struct event_base *base, int unix_fd, int tcp_fd,
+    const struct report *report, control_reload_fn reload, void *arg)
+{
+	struct control *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		if (unix_fd != -1)
+			close(unix_fd);
+		if (tcp_fd != -1)
+			close(tcp_fd);
+		return NULL;
+	}
+	c->report = *report;
+	c->reload = reload;
+	c->reload_arg = arg;
+	if (unix_fd != -1)
+		c->http = serve(base, unix_fd, control_cb, c);
+	if (tcp_fd != -1)
+		c->metrics = serve(base, tcp_fd, metrics_cb, c);
+	if ((unix_fd != -1 && c->http == NULL) ||
+	    (tcp_fd != -1 && c->metrics == NULL)) {
+		control_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void
+control_free(struct control *c)
+{
+	if (c == NULL)
+		return;
+	if (c->http != NULL)
+		evhttp_free(c->http);
+	if (c->metrics != NULL)
+		evhttp_free(c->metrics);
+	free(c);
+}

@@ -1,0 +1,54 @@
+/*
+ * control.h: the control socket, a unix stream socket speaking HTTP/1.1
+ * (libevent's evhttp), so that `curl --unix-socket` and dnsdamperctl work:
+ *   GET  /metrics    Prometheus text exposition 0.0.4
+ *   GET  /stats      the same figures as JSON
+ *   GET  /upstreams  each upstream's state, RTT, failures (JSON)
+ *   GET  /explain?name=N[&type=T]   how N would be answered now (JSON)
+ *   GET  /cache      the cache, one RR per line, streamed shard by shard
+ *   POST /flush[?name=N[&type=T] | ?zone=Z]   drop cache entries
+ *   POST /reload     reread the configuration, as SIGHUP does
+ * and the optional metrics-listen TCP socket, serving GET /metrics only.
+ */
+#ifndef DNSDAMPER_CONTROL_H
+#define DNSDAMPER_CONTROL_H
+
+#include <sys/types.h>
+
+#include <event2/event.h>
+
+#include "addr.h"
+#include "report.h"
+
+struct evbuffer;
+struct control;
+
+/*
+ * Reloads the configuration for POST /reload: returns 0, or -1 with the
+ * reasons (one per line) appended to errors.
+ */
+typedef int (*control_reload_fn)(void *arg, struct evbuffer *errors);
+
+/*
+ * control_open_unix: a listening unix stream socket at path, replacing a
+ * stale socket file there, with permissions mode and, if gid is not
+ * (gid_t)-1, that group. Returns the descriptor, or -1 with errno set
+ * (after logging why).
+ */
+int	control_open_unix(const char *path, mode_t mode, gid_t gid);
+
+/* control_open_tcp: a listening TCP socket at a; -1 with errno set. */
+int	control_open_tcp(const struct addr *a);
+
+/*
+ * control_new: serve the control API on unix_fd and /metrics on tcp_fd
+ * (either may be -1) in base; the descriptors pass to the control.
+ * report is copied; reload is called with arg. Returns NULL on error.
+ */
+struct control *control_new(struct event_base *base, int unix_fd, int tcp_fd,
+	    const struct report *report, control_reload_fn reload, void *arg);
+
+/* control_free: close the sockets and connections. NULL is allowed. */
+void	control_free(struct control *c);
+
+#endif

@@ -1,0 +1,292 @@
+/* dnsdamperctl.c: the control client: one HTTP request over the unix socket. */
+#include "autoconf.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_SOCKET	"/run/dnsdamper/control.sock"
+#define EXIT_DAEMON	1	/* the daemon said no */
+#define EXIT_UNREACHABLE 2	/* not running, or the socket is not ours */
+#define EXIT_USAGE	64
+
+struct request {
+	const char	*method;
+	char		 target[2048];	/* path and query string */
+	int		 stream;	/* copy the body as it arrives */
+};
+
+static void __attribute__((noreturn))
+usage(FILE *out, int status)
+{
+	fprintf(out,
+	    "usage: dnsdamperctl [-s socket] [--json] command [args]\n"
+	    "commands:\n"
+	    "  stats                    counters, in short\n"
+	    "  metrics                  the Prometheus exposition\n"
+	    "  upstreams                each upstream's state and counters\n"
+	    "  explain NAME [TYPE]      how NAME would be answered now\n"
+	    "  flush [NAME [TYPE]]      drop the cache, or NAME's entries\n"
+	    "  flush-zone ZONE          drop ZONE and every name below it\n"
+	    "  dump                     the cache, one record per line\n"
+	    "  reload                   reread the configuration\n");
+	exit(status);
+}
+
+/* Append "&key=value" (or "?key=value" first), percent-encoded. */
+static void
+add_param(struct request *r, const char *key, const char *value)
+{
+	size_t n = strlen(r->target);
+	const unsigned char *p;
+
+	n += (size_t)snprintf(r->target + n, sizeof(r->target) - n, "%c%s=",
+	    strchr(r->target, '?') != NULL ? '&' : '?', key);
+	for (p = (const unsigned char *)value; *p != '\0' &&
+	    n + 4 < sizeof(r->target); p++) {
+		if (isalnum(*p) || strchr("-._~", *p) != NULL)
+			r->target[n++] = (char)*p;
+		else
+			n += (size_t)snprintf(r->target + n,
+			    sizeof(r->target) - n, "%%%02X", *p);
+	}
+	r->target[n] = '\0';
+}
+
+static void
+build(struct request *r, int argc, char **argv, int json)
+{
+	static const struct {
+		const char	*name;
+		const char	*method;
+		const char	*path;
+		int		 min, max;	/* arguments */
+		int		 text;		/* has a text format */
+	} cmds[] = {
+		{ "stats", "GET", "/stats", 0, 0, 1 },
+		{ "metrics", "GET", "/metrics", 0, 0, 0 },
+		{ "upstreams", "GET", "/upstreams", 0, 0, 1 },
+		{ "explain", "GET", "/explain", 1, 2, 1 },
+		{ "flush", "POST", "/flush", 0, 2, 1 },
+		{ "flush-zone", "POST", "/flush", 1, 1, 1 },
+		{ "dump", "GET", "/cache", 0, 0, 0 },
+		{ "reload", "POST", "/reload", 0, 0, 1 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(argv[0], cmds[i].name) == 0)
+			break;
+	if (i == sizeof(cmds) / sizeof(cmds[0]) ||
+	    argc - 1 < cmds[i].min || argc - 1 > cmds[i].max)
+		usage(stderr, EXIT_USAGE);
+	r->method = cmds[i].method;
+	r->stream = strcmp(cmds[i].name, "dump") == 0;
+	snprintf(r->target, sizeof(r->target), "%s", cmds[i].path);
+	if (argc > 1)
+		add_param(r, strcmp(cmds[i].name, "flush-zone") == 0 ?
+		    "zone" : "name", argv[1]);
+	if (argc > 2)
+		add_param(r, "type", argv[2]);
+	if (cmds[i].text && !json)
+		add_param(r, "format", "text");
+}
+
+static int
+connect_to(const char *path)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "dnsdamperctl: %s: path too long\n", path);
+		exit(EXIT_UNREACHABLE);
+	}
+	memcpy(sun.sun_path, path, strlen(path));
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1) {
+		fprintf(stderr, "dnsdamperctl: cannot reach dnsdamper at %s: "
+		    "%s%s\n", path, strerror(errno), errno == ENOENT ||
+		    errno == ECONNREFUSED ? " (is it running? is that its "
+		    "control socket?)" : errno == EACCES ? " (not in the "
+		    "control-group, or not root?)" : "");
+		exit(EXIT_UNREACHABLE);
+	}
+	return fd;
+}
+
+static void
+send_all(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = write(fd, buf, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "dnsdamperctl: write: %s\n",
+			    strerror(errno));
+			exit(EXIT_UNREACHABLE);
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+}
+
+/* Buffered reading of the response. */
+struct in {
+	int	fd;
+	char	buf[65536];
+	size_t	start, end;
+};
+
+static int
+fill(struct in *in)
+{
+	ssize_t n;
+
+	if (in->start > 0) {
+		memmove(in->buf, in->buf + in->start, in->end - in->start);
+		in->end -= in->start;
+		in->start = 0;
+	}
+	if (in->end == sizeof(in->buf))
+		return -1;
+	while ((n = read(in->fd, in->buf + in->end, sizeof(in->buf) -
+	    in->end)) == -1 && errno == EINTR)
+		;
+	if (n <= 0)
+		return -1;
+	in->end += (size_t)n;
+	return 0;
+}
+
+/* The next line (CRLF or LF cut off), or NULL at end of input. */
+static char *
+line(struct in *in)
+{
+	char *nl, *s;
+
+	while ((nl = memchr(in->buf + in->start, '\n', in->end - in->start)) ==
+	    NULL)
+		if (fill(in) == -1)
+			return NULL;
+	s = in->buf + in->start;
+	*nl = '\0';
+	if (nl > s && nl[-1] == '\r')
+		nl[-1] = '\0';
+	in->start = (size_t)(nl - in->buf) + 1;
+	return s;
+}
+
+/* Copy n octets of body (all that come, if n is -1) to out. */
+static void
+copy(struct in *in, long n, FILE *out)
+{
+	size_t k;
+
+	while (n != 0) {
+		if (in->start == in->end && fill(in) == -1)
+			return;
+		k = in->end - in->start;
+		if (n > 0 && (size_t)n < k)
+			k = (size_t)n;
+		fwrite(in->buf + in->start, 1, k, out);
+		in->start += k;
+		if (n > 0)
+			n -= (long)k;
+	}
+	fflush(out);
+}
+
+/* The body, de-chunked if need be (RFC 9112 §7.1), to out. */
+static void
+body(struct in *in, int chunked, long length, FILE *out)
+{
+	char *l;
+	long n;
+
+	if (!chunked) {
+		copy(in, length, out);
+		return;
+	}
+	while ((l = line(in)) != NULL && (n = strtol(l, NULL, 16)) > 0) {
+		copy(in, n, out);
+		(void)line(in);		/* the CRLF after the data */
+	}
+}
+
+static int
+exchange(const char *path, const struct request *r)
+{
+	struct in *in;
+	char req[4096], *l;
+	long length = -1;
+	int status = 0, chunked = 0, n;
+
+	if ((in = calloc(1, sizeof(*in))) == NULL)
+		exit(EXIT_UNREACHABLE);
+	in->fd = connect_to(path);
+	n = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: dnsdamper\r\n"
+	    "Connection: close\r\nContent-Length: 0\r\n\r\n", r->method,
+	    r->target);
+	send_all(in->fd, req, (size_t)n);
+	if ((l = line(in)) == NULL || sscanf(l, "HTTP/%*s %d", &status) != 1) {
+		fprintf(stderr, "dnsdamperctl: no answer from %s\n", path);
+		exit(EXIT_UNREACHABLE);
+	}
+	while ((l = line(in)) != NULL && *l != '\0') {
+		if (strncasecmp(l, "Transfer-Encoding:", 18) == 0 &&
+		    strstr(l + 18, "chunked") != NULL)
+			chunked = 1;
+		if (strncasecmp(l, "Content-Length:", 15) == 0)
+			length = strtol(l + 15, NULL, 10);
+	}
+	body(in, chunked, length, status / 100 == 2 ? stdout : stderr);
+	close(in->fd);
+	free(in);
+	return status / 100 == 2 ? 0 : EXIT_DAEMON;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *path = DEFAULT_SOCKET;
+	struct request r;
+	int ch, json = 0;
+
+	while ((ch = getopt_long(argc, argv, "hjs:", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'h':
+			usage(stdout, 0);
+		case 'j':
+			json = 1;
+			break;
+		case 's':
+			path = optarg;
+			break;
+		default:
+			usage(stderr, EXIT_USAGE);
+		}
+	}
+	if (optind >= argc)
+		usage(stderr, EXIT_USAGE);
+	memset(&r, 0, sizeof(r));
+	build(&r, argc - optind, argv + optind, json);
+	return exchange(path, &r);
+}

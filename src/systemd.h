@@ -1,0 +1,69 @@
+/*
+ * systemd.h: the only file that talks to the service manager (libsystemd):
+ * readiness and status notifications, the watchdog, socket activation and
+ * the file descriptor store, and the journal. Every function is a no-op
+ * (or says "not under systemd") when built without libsystemd or when not
+ * started by systemd.
+ */
+#ifndef DNSDAMPER_SYSTEMD_H
+#define DNSDAMPER_SYSTEMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The name our listening sockets have in the file descriptor store. */
+#define SYSTEMD_FDNAME	"dnsdamper-listen"
+
+/*
+ * systemd_listen_fds: the descriptors passed by the service manager
+ * (LISTEN_FDS: socket activation, or our own fd store after a restart),
+ * with their names (FileDescriptorName=, or SYSTEMD_FDNAME). Sets *fds
+ * and *names (owned; free with systemd_listen_free) and returns how many,
+ * 0 when none were passed, -1 on error (logged).
+ */
+int	systemd_listen_fds(int **fds, char ***names);
+
+/* systemd_listen_free: free what systemd_listen_fds returned (n of it). */
+void	systemd_listen_free(int *fds, char **names, int n);
+
+/*
+ * systemd_store_fds: replace our sockets in the file descriptor store
+ * (FDSTORE=1, FDNAME=SYSTEMD_FDNAME) with fds (n), so that a restart gets
+ * them back and drops no query. No-op unless NOTIFY_SOCKET is set.
+ */
+void	systemd_store_fds(const int *fds, size_t n);
+
+/*
+ * systemd_ready: READY=1 with STATUS=status. A failure to notify while
+ * NOTIFY_SOCKET is set is fatal: the service manager would kill us.
+ */
+void	systemd_ready(const char *status);
+
+/* systemd_reloading: RELOADING=1 and MONOTONIC_USEC (before a reload). */
+void	systemd_reloading(void);
+
+/* systemd_stopping: STOPPING=1. */
+void	systemd_stopping(void);
+
+/* systemd_status: STATUS=status, a one-line summary. */
+void	systemd_status(const char *status);
+
+/* systemd_watchdog_ms: the WatchdogSec= interval in ms, 0 if none. */
+uint64_t systemd_watchdog_ms(void);
+
+/* systemd_watchdog: WATCHDOG=1, from the event loop. */
+void	systemd_watchdog(void);
+
+/*
+ * systemd_journal_attached: 1 if standard error is connected to the
+ * journal (JOURNAL_STREAM names its device and inode), else 0.
+ */
+int	systemd_journal_attached(void);
+
+/*
+ * systemd_journal_write: one message to the journal with PRIORITY (syslog
+ * level) and SYSLOG_IDENTIFIER fields.
+ */
+void	systemd_journal_write(int priority, const char *msg);
+
+#endif
