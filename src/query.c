@@ -8,6 +8,7 @@
 #include "cache.h"
 #include "clock.h"
 #include "listen.h"
+#include "localdata.h"
 #include "log.h"
 #include "msg.h"
 #include "prefetch.h"
@@ -65,11 +66,12 @@ refusal(const struct msg_query *q)
 	}
 }
 
+/* rcode: the full one (BADVERS is 16, not its header bits, RFC 6891). */
 static void
-count_answer(struct worker *w, enum metrics_source source,
-    const uint8_t *answer, uint64_t arrived, uint64_t now)
+count_answer(struct worker *w, enum metrics_source source, unsigned rcode,
+    uint64_t arrived, uint64_t now)
 {
-	metrics_count_answer(worker_metrics(w), source, answer[3] & 0xf,
+	metrics_count_answer(worker_metrics(w), source, rcode,
 	    now > arrived ? now - arrived : 0);
 }
 
@@ -77,7 +79,7 @@ static void
 query_send(struct query *qr, enum metrics_source source, const uint8_t *buf,
     size_t len, uint64_t now)
 {
-	count_answer(qr->w, source, buf, qr->arrived, now);
+	count_answer(qr->w, source, buf[3] & 0xf, qr->arrived, now);
 	if (qr->client.transport == CLIENT_UDP)
 		listen_udp_send(&qr->client, buf, len);
 	else
@@ -279,6 +281,11 @@ query_handle(struct worker *w, const uint8_t *pkt, size_t len,
 	reply_opts(w, &q, c->transport, &opts);
 	if (rcode != MSG_RCODE_NOERROR)
 		goto error;
+	/* RFC 6761 §6.3: localhost names never go upstream. */
+	if ((*outlen = localdata_answer(&q, &opts, out, cap)) > 0) {
+		source = METRICS_FROM_LOCAL;
+		goto answered;
+	}
 	cache_key_make(worker_cache(w), &q.q, q.edns.do_bit,
 	    (q.flags & MSG_FLAG_CD) != 0, &key);
 	cache_lookup(worker_cache(w), &key, &q, &opts, now, out, cap, &res);
@@ -307,8 +314,10 @@ query_handle(struct worker *w, const uint8_t *pkt, size_t len,
 	}
 error:
 	*outlen = msg_write_error(&q, rcode, &opts, out, cap);
+	count_answer(w, source, rcode, now, now);
+	return QUERY_ANSWERED;
 answered:
-	count_answer(w, source, out, now, now);
+	count_answer(w, source, out[3] & 0xf, now, now);
 	return QUERY_ANSWERED;
 }
 
