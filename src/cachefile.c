@@ -19,15 +19,19 @@
 /*
  * Format, all integers big-endian:
  *   "dnsdamper-cache\n" (16 octets), version u32 = 1, written at u64 (Unix
- *   ms), count u32, then count records:
+ *   ms), count u32, then
+ *   n_zones u16 and n_zones forward zones: name_len u8, name (wire),
+ *     zone_fingerprint u64;
+ *   then count records:
  *     key_len u16, key, kind u8, age u64 (ms), ttl u32, failed_age u64,
  *     n_ttls u16, n_ttls * ttl u32, wire_len u16, wire
  *   and last an FNV-1a 64 checksum u64 of everything before it.
  */
 #define MAGIC		"dnsdamper-cache\n"
 #define MAGIC_LEN	16
-#define FILE_VERSION		1
+#define FILE_VERSION	1
 #define HEADER_LEN	(MAGIC_LEN + 4 + 8 + 4)
+#define ZONES_MAX	65535
 #define FILE_MAX	(1ULL << 32)	/* larger is surely not ours */
 
 static uint64_t
@@ -109,8 +113,27 @@ fail:
 	return -1;
 }
 
+/* How each zone was forwarded, to tell at start what still holds. */
+static void
+write_zones(struct evbuffer *b, struct zone_table *zones)
+{
+	const struct zone *z;
+	size_t i, n = zone_count(zones);
+
+	if (n > ZONES_MAX)
+		n = 0;		/* then nothing is restored: safe */
+	put(b, n, 2);
+	for (i = 0; i < n; i++) {
+		z = zone_at(zones, i);
+		put(b, z->name_len, 1);
+		evbuffer_add(b, z->name, z->name_len);
+		put(b, zone_fingerprint(z), 8);
+	}
+}
+
 long
-cachefile_write(struct cache *c, const char *path, uint64_t now)
+cachefile_write(struct cache *c, struct zone_table *zones, const char *path,
+    uint64_t now)
 {
 	struct writer w = { evbuffer_new(), 0 };
 	unsigned i;
@@ -123,6 +146,7 @@ cachefile_write(struct cache *c, const char *path, uint64_t now)
 	put(w.b, FILE_VERSION, 4);
 	put(w.b, (uint64_t)clock_wall_s() * 1000, 8);
 	put(w.b, 0, 4);			/* the count, filled in below */
+	write_zones(w.b, zones);
 	for (i = 0; i < cache_shards(c); i++)
 		cache_export_shard(c, i, now, write_record, &w);
 	len = evbuffer_get_length(w.b);
@@ -221,24 +245,73 @@ read_header(struct reader *r, const uint8_t *all, size_t len,
 	return r->bad ? -1 : 0;
 }
 
+/* The zone table of the file: where it starts and how many zones. */
+struct file_zones {
+	struct reader	at;
+	size_t		n;
+};
+
+static void
+read_zones(struct reader *r, struct file_zones *fz)
+{
+	size_t i, len;
+
+	fz->n = (size_t)get(r, 2);
+	fz->at = *r;
+	for (i = 0; i < fz->n && !r->bad; i++) {
+		len = (size_t)get(r, 1);
+		(void)take(r, len);
+		(void)get(r, 8);
+	}
+}
+
+/* 1 if the record's name is forwarded now as it was when it was saved. */
+static int
+same_forwarding(const struct file_zones *fz, struct zone_table *zones,
+    const struct cache_record *rec)
+{
+	struct reader r = fz->at;
+	const struct zone *z;
+	const uint8_t *name;
+	size_t qlen = 0, i, len;
+	uint64_t fp;
+
+	while (qlen < rec->key_len && rec->key[qlen] != 0)
+		qlen += (size_t)rec->key[qlen] + 1;
+	if (qlen >= rec->key_len ||
+	    (z = zone_find(zones, rec->key, qlen + 1)) == NULL)
+		return 0;
+	for (i = 0; i < fz->n; i++) {
+		len = (size_t)get(&r, 1);
+		name = take(&r, len);
+		fp = get(&r, 8);
+		if (len == z->name_len && memcmp(name, z->name, len) == 0)
+			return fp == zone_fingerprint(z);
+	}
+	return 0;
+}
+
 /* Import every record, or none if the file is not entirely sound. */
 static long
-import_all(struct cache *c, const uint8_t *all, size_t len, uint64_t now)
+import_all(struct cache *c, struct zone_table *zones, const uint8_t *all,
+    size_t len, uint64_t now)
 {
 	struct cache_record rec;
 	struct reader r = { NULL, 0, 0 }, check;
+	struct file_zones fz;
 	uint64_t written, moved;
 	uint32_t count, i, *ttls;
 	int64_t wall = clock_wall_s() * 1000;
-	long stored = 0;
+	long stored = 0, rerouted = 0;
 
 	if (read_header(&r, all, len, &written, &count) == -1 ||
 	    (ttls = malloc(65536 * sizeof(*ttls))) == NULL)
 		return -1;
+	read_zones(&r, &fz);
 	check = r;
 	for (i = 0; i < count && !check.bad; i++)
 		read_record(&check, &rec, ttls);
-	if (check.bad || check.left != 0) {
+	if (r.bad || check.bad || check.left != 0) {
 		free(ttls);
 		return -1;
 	}
@@ -246,17 +319,25 @@ import_all(struct cache *c, const uint8_t *all, size_t len, uint64_t now)
 	moved = wall > (int64_t)written ? (uint64_t)wall - written : 0;
 	for (i = 0; i < count; i++) {
 		read_record(&r, &rec, ttls);
+		if (!same_forwarding(&fz, zones, &rec)) {
+			rerouted++;
+			continue;
+		}
 		rec.age += moved;
 		if (rec.failed_age > 0)
 			rec.failed_age += moved;
 		stored += cache_import(c, &rec, now) == 0;
 	}
 	free(ttls);
+	if (rerouted > 0)
+		log_info("cache-file: %ld entries not restored: their names are "
+		    "forwarded differently now", rerouted);
 	return stored;
 }
 
 long
-cachefile_read(struct cache *c, const char *path, uint64_t now)
+cachefile_read(struct cache *c, struct zone_table *zones, const char *path,
+    uint64_t now)
 {
 	struct stat st;
 	uint8_t *all = NULL;
@@ -277,7 +358,7 @@ cachefile_read(struct cache *c, const char *path, uint64_t now)
 		    (size_t)st.st_size - len)) > 0)
 			len += (size_t)got;
 		if (len == (size_t)st.st_size)
-			stored = import_all(c, all, len, now);
+			stored = import_all(c, zones, all, len, now);
 	}
 	close(fd);
 	free(all);

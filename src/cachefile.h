@@ -9,21 +9,27 @@
 #include <stdint.h>
 
 #include "cache.h"
+#include "zone.h"
 
 /*
  * cachefile_write: every servable entry of c as of now (monotonic ms) into
- * path, atomically (a temporary file renamed over it). Returns the number
+ * path, atomically (a temporary file renamed over it), with the forward
+ * zones of zones and the upstreams each forwards to. Returns the number
  * of entries written, or -1 (logged).
  */
-long	cachefile_write(struct cache *c, const char *path, uint64_t now);
+long	cachefile_write(struct cache *c, struct zone_table *zones,
+	    const char *path, uint64_t now);
 
 /*
  * cachefile_read: the entries of path into c, each aged by the time since
  * it was written; entries past stale-max-age (or expired, without
- * serve-stale) are dropped. A missing file is not an error; a damaged or
- * foreign one is ignored whole with a warning. Returns the number of
- * entries stored, or -1 if the file was unusable.
+ * serve-stale) are dropped, and so are those whose name is now forwarded
+ * differently (another zone of zones, or other upstreams), as a reload
+ * would flush them. A missing file is not an error; a damaged or foreign
+ * one is ignored whole with a warning. Returns the number of entries
+ * stored, or -1 if the file was unusable.
  */
-long	cachefile_read(struct cache *c, const char *path, uint64_t now);
+long	cachefile_read(struct cache *c, struct zone_table *zones,
+	    const char *path, uint64_t now);
 
 #endif

@@ -107,18 +107,34 @@ config_check_budgets(const struct config *conf, struct parse_run *run)
 		    "zones without their own", conf->max_inflight, shared);
 }
 
+/* Replace *field with its canonical spelling, as -t -v prints it. */
+static void
+config_canonical(char **field, const char *canonical, struct parse_run *run)
+{
+	char *copy;
+
+	if ((copy = strdup(canonical)) == NULL) {
+		parse_error(run, CONFIG_BUILTIN, 0, "out of memory");
+		return;
+	}
+	free(*field);
+	*field = copy;
+}
+
 /* control-mode: octal permissions of the socket, at most 0777. */
 static void
 config_check_mode(struct config *conf, struct parse_run *run)
 {
 	const struct parse_seen *at = parse_seen(run, "control-mode");
-	char *end;
+	char *end, canonical[8];
 	unsigned long v;
 
 	v = strtoul(conf->control_mode_str, &end, 8);
 	if (conf->control_mode_str[0] >= '0' &&
 	    conf->control_mode_str[0] <= '7' && *end == '\0' && v <= 0777) {
 		conf->control_mode = (unsigned)v;
+		snprintf(canonical, sizeof(canonical), "%04lo", v);
+		config_canonical(&conf->control_mode_str, canonical, run);
 		return;
 	}
 	parse_error(run, at->line > 0 ? at->file : CONFIG_BUILTIN, at->line,
@@ -131,6 +147,7 @@ static void
 config_check_metrics_listen(struct config *conf, struct parse_run *run)
 {
 	const struct parse_seen *at = parse_seen(run, "metrics-listen");
+	char buf[ADDR_STRLEN];
 	const char *errstr;
 
 	memset(&conf->metrics_listen, 0, sizeof(conf->metrics_listen));
@@ -140,6 +157,9 @@ config_check_metrics_listen(struct config *conf, struct parse_run *run)
 	    &errstr) == -1)
 		parse_error(run, at->file, at->line, "metrics-listen: \"%s\" "
 		    "is not an address: %s", conf->metrics_listen_str, errstr);
+	else
+		config_canonical(&conf->metrics_listen_str,
+		    addr_format(&conf->metrics_listen, buf, sizeof(buf)), run);
 }
 
 /* Append the nameservers of conf->resolv_conf to fw's upstreams. */

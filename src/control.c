@@ -82,9 +82,10 @@ control_open_unix(const char *path, mode_t mode, gid_t gid)
 		goto fail;
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
 		goto fail;
-	if (chmod(path, mode) == -1 ||
-	    (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) == -1) ||
-	    listen(fd, 16) == -1) {
+	/* Without the group (e.g. not a member of it), the owner still can. */
+	if (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) == -1)
+		log_warn("control %s: control-group not applied", path);
+	if (chmod(path, mode) == -1 || listen(fd, 16) == -1) {
 		saved = errno;
 		(void)unlink(path);
 		errno = saved;
@@ -485,8 +486,11 @@ serve(struct event_base *base, int fd, void (*cb)(struct evhttp_request *,
 			evhttp_free(http);
 		return NULL;
 	}
+	/* Every method reaches dispatch, which says 405 and what to use. */
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
-	    EVHTTP_REQ_HEAD);
+	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+	    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
+	    EVHTTP_REQ_PATCH);
 	evhttp_set_timeout(http, 30);
 	evhttp_set_gencb(http, cb, arg);
 	return http;

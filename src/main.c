@@ -42,6 +42,8 @@ struct daemon {
 	int			 control_fd;	/* until control_new */
 	int			 metrics_fd;
 	char			*control_path;	/* to remove at exit */
+	char			*cache_file;	/* as at start, or NULL */
+	int			 started;	/* serving: worth a cache file */
 	struct event_base	*base;
 	struct worker		*worker;
 	struct control		*control;
@@ -152,6 +154,17 @@ routing_unchanged(const uint8_t *qname, size_t len, void *arg)
 	    zone_same_upstreams(a, b);
 }
 
+static void
+choose_log(const struct config *conf)
+{
+	if (conf->log == CONFIG_LOG_SYSLOG)
+		log_set_destination(LOG_DEST_SYSLOG);
+	else if (systemd_journal_attached())
+		log_set_destination(LOG_DEST_JOURNAL);
+	else
+		log_set_destination(LOG_DEST_STDERR);
+}
+
 /* Restart-only settings that changed are said so, not silently ignored. */
 static void
 warn_restart_only(const struct daemon *d, const struct config *conf)
@@ -162,9 +175,13 @@ warn_restart_only(const struct daemon *d, const struct config *conf)
 	if (conf->cache_size != d->conf.cache_size)
 		log_warnx("cache-size changed: it takes effect at restart");
 	if (strcmp(conf->control, d->conf.control) != 0 ||
+	    conf->control_mode != d->conf.control_mode ||
+	    strcmp(conf->control_group, d->conf.control_group) != 0 ||
 	    strcmp(conf->metrics_listen_str, d->conf.metrics_listen_str) != 0 ||
+	    strcmp(conf->cache_file, d->conf.cache_file) != 0 ||
 	    strcmp(conf->user, d->conf.user) != 0)
-		log_warnx("control, metrics-listen and user take effect at "
+		log_warnx("control, control-mode, control-group, "
+		    "metrics-listen, cache-file and user take effect at "
 		    "restart");
 }
 
@@ -210,6 +227,7 @@ reload(struct daemon *d, struct evbuffer *errors)
 	config_free(&d->conf);
 	d->conf = conf;
 	worker_reconfigure(d->worker, &d->conf, d->zones);
+	choose_log(&d->conf);
 	log_serving(d);
 	log_info("reloaded");
 	systemd_ready("reloaded");
@@ -295,14 +313,7 @@ raise_fd_limit(void)
 	}
 }
 
-static void
-choose_log(const struct config *conf)
-{
-	if (conf->log == CONFIG_LOG_SYSLOG)
-		log_set_destination(LOG_DEST_SYSLOG);
-	else if (systemd_journal_attached())
-		log_set_destination(LOG_DEST_JOURNAL);
-}
+
 
 /* The listening sockets: passed in by systemd, or bound here. */
 static int
@@ -351,8 +362,10 @@ open_privileged(struct daemon *d, struct priv_user *u)
 	if (conf->metrics_listen.len > 0 &&
 	    (d->metrics_fd = control_open_tcp(&conf->metrics_listen)) == -1)
 		return -1;
-	if (configured(conf->cache_file))
-		(void)priv_prepare_dir(conf->cache_file, u);
+	if (configured(conf->cache_file) &&
+	    priv_prepare_dir(conf->cache_file, u) == 0 &&
+	    (d->cache_file = strdup(conf->cache_file)) == NULL)
+		return -1;
 	priv_drop(u);
 	return 0;
 }
@@ -425,8 +438,8 @@ start(struct daemon *d)
 		log_warn("start-up");
 		return -1;
 	}
-	if (configured(d->conf.cache_file))
-		(void)cachefile_read(d->cache, d->conf.cache_file,
+	if (d->cache_file != NULL)
+		(void)cachefile_read(d->cache, d->zones, d->cache_file,
 		    clock_now_ms());
 	if ((d->worker = worker_new(d->base, &d->conf, d->zones, d->cache,
 	    d->socks, d->n_socks)) == NULL)
@@ -447,6 +460,7 @@ start(struct daemon *d)
 	store_listeners(d);
 	status_line(d, status, sizeof(status));
 	systemd_ready(status);
+	d->started = 1;
 	log_info("started");
 	return 0;
 }
@@ -463,11 +477,12 @@ stop(struct daemon *d)
 			event_free(d->events[i]);
 	control_free(d->control);
 	worker_free(d->worker);
-	if (d->cache != NULL && configured(d->conf.cache_file) &&
-	    (n = cachefile_write(d->cache, d->conf.cache_file,
+	/* Only a cache that served replaces the file of the last run. */
+	if (d->started && d->cache_file != NULL &&
+	    (n = cachefile_write(d->cache, d->zones, d->cache_file,
 	    clock_now_ms())) >= 0)
-		log_info("cache-file %s: %ld entries saved", d->conf.cache_file,
-		    n);
+		log_info("cache-file %s: %ld entries saved", d->cache_file, n);
+	free(d->cache_file);
 	if (d->control_path != NULL)
 		(void)unlink(d->control_path);
 	free(d->control_path);
@@ -496,6 +511,23 @@ serve(struct daemon *d)
 		rc = event_base_dispatch(d->base) == -1;
 	stop(d);
 	return rc;
+}
+
+/*
+ * With -t: what start-up would trip over beyond the file itself (a user
+ * or group that does not exist here), as warnings: the file may be meant
+ * for another host.
+ */
+static void
+check_environment(const struct config *conf)
+{
+	struct priv_user u;
+	gid_t gid;
+
+	if (geteuid() == 0)
+		(void)priv_lookup(conf->user, &u);
+	if (configured(conf->control))
+		(void)priv_group(conf->control_group, &gid);
 }
 
 int
@@ -534,6 +566,7 @@ main(int argc, char *argv[])
 	if (config_load(d.config_path, &d.conf, stderr) == -1)
 		return 1;
 	if (check) {
+		check_environment(&d.conf);
 		if (verbose > 0)
 			config_print(&d.conf, stdout);
 		config_free(&d.conf);

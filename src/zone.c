@@ -172,6 +172,18 @@ zone_at(const struct zone_table *t, size_t i)
 	return &t->zones[i];
 }
 
+uint64_t
+zone_fingerprint(const struct zone *z)
+{
+	uint64_t fp = 0;
+	size_t i;
+
+	/* A sum does not depend on the order the upstreams are listed in. */
+	for (i = 0; i < z->n_upstreams; i++)
+		fp += addr_hash(&z->upstreams[i]->addr) * 0x9e3779b97f4a7c15ULL;
+	return fp;
+}
+
 int
 zone_same_upstreams(const struct zone *a, const struct zone *b)
 {

@@ -54,6 +54,12 @@ struct zone *zone_find(const struct zone_table *t, const uint8_t *qname,
 size_t	zone_count(const struct zone_table *t);
 struct zone *zone_at(const struct zone_table *t, size_t i);
 
+/*
+ * zone_fingerprint: a hash of the set of upstreams z forwards to (order
+ * and policy aside), equal across runs for the same set.
+ */
+uint64_t zone_fingerprint(const struct zone *z);
+
 /* zone_same_upstreams: 1 if a and b forward to the same set of upstreams. */
 int	zone_same_upstreams(const struct zone *a, const struct zone *b);
 
