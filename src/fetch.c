@@ -33,6 +33,8 @@ struct attempt {
 	struct upstream_stats	*st;	/* the upstream's, for this zone */
 	uint8_t			 qname[MSG_NAME_MAX];	/* as sent */
 	int			 cased;	/* qname has 0x20 case */
+	int			 case_only; /* got the name back in another
+					     * case: the upstream's, or forged */
 	uint8_t			 wire[QUERY_WIRE_MAX];
 	size_t			 wire_len;
 	uint64_t		 sent;	/* ms */
@@ -339,14 +341,15 @@ attempt_receive(struct attempt *a, const uint8_t *pkt, size_t len,
 		return;
 	}
 	if (match == MATCH_CASE_ONLY) {
-		/* It does not echo case: ask it again, and from now on,
-		 * without 0x20 rather than never getting an answer. */
+		/*
+		 * Ignored like any mismatch: it may be forged, and the real
+		 * answer may be on its way. Only if none comes by the
+		 * timeout does the upstream lose 0x20 (see retry_cb).
+		 */
 		msg_response_free(&r);
 		f->ctx->stats.mismatched++;
-		upstream_no_case(a->up);
-		attempt_close(a);
-		if (fetch_send_to(f, a->idx, now) == -1)
-			attempt_failed(a, strerror(errno), now);
+		a->case_only = 1;
+		attempt_log(a, "ignored a response in another case (0x20)");
 		return;
 	}
 	if ((r.flags & MSG_FLAG_TC) && !tcp) {
@@ -514,8 +517,10 @@ fetch_send_next(struct fetch *f, uint64_t now)
 {
 	size_t tries, i;
 
-	for (tries = 0; tries < f->n_order && f->n_sent < FETCH_MAX_ATTEMPTS;
-	    tries++) {
+	/* A probe is one query: its back-off is the probing's business. */
+	unsigned max = f->kind == FETCH_RESOLVE ? FETCH_MAX_ATTEMPTS : 1;
+
+	for (tries = 0; tries < f->n_order && f->n_sent < max; tries++) {
 		i = f->next++ % f->n_order;
 		if (f->dead[i])
 			continue;
@@ -534,15 +539,28 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct fetch *f = arg;
 	struct attempt *a = f->attempts;
+	uint64_t now = clock_now_ms();
 
 	(void)fd;
 	(void)what;
-	if (a != NULL && a->live && a->bev == NULL) {
+	if (a != NULL && a->live && a->bev == NULL && a->case_only) {
+		/*
+		 * Only answers in another case came, never ours: this upstream
+		 * does not echo case. Ask it again, and from now on, without
+		 * 0x20 rather than never getting an answer.
+		 */
+		upstream_no_case(a->up);
+		attempt_close(a);
+		if (fetch_send_to(f, a->idx, now) == 0)
+			return;
+	}
+	if (a != NULL && a->live && a->bev == NULL &&
+	    f->kind != FETCH_LOOP_PROBE) {
 		attempt_log(a, "no answer within its timeout; asking the next");
 		a->st->timeouts++;
-		upstream_timed_out(a->up, a->rto, clock_now_ms());
+		upstream_timed_out(a->up, a->rto, now);
 	}
-	fetch_send_next(f, clock_now_ms());
+	fetch_send_next(f, now);
 	fetch_setback(f);
 }
 
