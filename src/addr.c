@@ -69,6 +69,25 @@ addr_parse_port(const char *str, uint16_t *port, const char **errstr)
 	return 0;
 }
 
+/* ::ffff:a.b.c.d is a.b.c.d: one address, one spelling (loop guard). */
+static void
+addr_unmap(struct addr *a)
+{
+	struct sockaddr_in6 six;
+	struct sockaddr_in *four;
+
+	if (a->ss.ss_family != AF_INET6)
+		return;
+	memcpy(&six, &a->ss, sizeof(six));
+	if (!IN6_IS_ADDR_V4MAPPED(&six.sin6_addr))
+		return;
+	memset(&a->ss, 0, sizeof(a->ss));
+	four = (struct sockaddr_in *)&a->ss;
+	four->sin_family = AF_INET;
+	memcpy(&four->sin_addr, &six.sin6_addr.s6_addr[12], 4);
+	a->len = sizeof(*four);
+}
+
 int
 addr_parse(const char *str, uint16_t default_port, struct addr *out,
     const char **errstr)
@@ -95,6 +114,7 @@ addr_parse(const char *str, uint16_t default_port, struct addr *out,
 	memcpy(&out->ss, res->ai_addr, res->ai_addrlen);
 	out->len = res->ai_addrlen;
 	freeaddrinfo(res);
+	addr_unmap(out);
 	if (out->ss.ss_family == AF_INET)
 		((struct sockaddr_in *)&out->ss)->sin_port = htons(port);
 	else

@@ -20,7 +20,8 @@ struct addr {
  * addr_parse: parse a numeric address in presentation format, optionally
  * with a port: "192.0.2.1", "192.0.2.1:5353", "2001:db8::1", "[2001:db8::1]",
  * "[2001:db8::1]:5353", "fe80::1%eth0". A missing port becomes default_port
- * (host byte order). Never resolves names.
+ * (host byte order); an IPv4-mapped IPv6 address becomes the IPv4 one.
+ * Never resolves names.
  * Returns 0 and fills *out, or -1 with *errstr (static) saying why.
  */
 int	addr_parse(const char *str, uint16_t default_port, struct addr *out,

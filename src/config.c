@@ -174,7 +174,7 @@ config_expand(struct config *conf, struct config_forward *fw,
 	    &ns, &n_ns) == -1) {
 		parse_error(run, fw->where.file, fw->where.line,
 		    "forward \"%s\": cannot read %s: %s", fw->zone,
-		    conf->resolv_conf, strerror(errno));
+		    conf->resolv_conf, parse_strerror(errno));
 		return;
 	}
 	if (n_ns == 0) {

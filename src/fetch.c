@@ -357,6 +357,12 @@ attempt_receive(struct attempt *a, const uint8_t *pkt, size_t len,
 		attempt_tcp_start(a, now);
 		return;
 	}
+	if (r.flags & MSG_FLAG_TC) {
+		/* Truncated even over TCP: not an answer (RFC 7766 §8). */
+		msg_response_free(&r);
+		attempt_failed(a, "truncated over TCP", now);
+		return;
+	}
 	if (r.class == MSG_CLASS_FAILURE || r.class == MSG_CLASS_REFERRAL ||
 	    (r.opt_index != -1 && (size_t)r.opt_index != r.n_rrs - 1)) {
 		msg_response_free(&r);

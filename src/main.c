@@ -471,6 +471,10 @@ stop(struct daemon *d)
 	long n;
 	size_t i;
 
+	/* From here on a signal would only cut the cache file short. */
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
 	systemd_stopping();
 	for (i = 0; i < sizeof(d->events) / sizeof(d->events[0]); i++)
 		if (d->events[i] != NULL)
@@ -506,6 +510,8 @@ serve(struct daemon *d)
 	int rc = 1;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* A SIGHUP before its handler is in place must not kill us. */
+	signal(SIGHUP, SIG_IGN);
 	d->control_fd = d->metrics_fd = -1;
 	if (start(d) == 0)
 		rc = event_base_dispatch(d->base) == -1;

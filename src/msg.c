@@ -229,6 +229,60 @@ read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
 	return (long)rr->end;
 }
 
+/* The name at off in rdata of rr decompresses and ends at or before end. */
+static int
+rdata_name(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
+    size_t off, long *next)
+{
+	uint8_t name[MSG_NAME_MAX];
+
+	if (msg_name_unpack(pkt, len, off, name) == -1 ||
+	    (*next = msg_name_skip(pkt, rr->end, off)) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * The names of rr decompress (no loops, no forward pointers) and, for the
+ * types this cache reads or that carry names (RFC 1035 §3.3), the rdata
+ * has exactly the layout of its type. Other types are opaque here.
+ */
+static int
+rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
+{
+	uint8_t owner[MSG_NAME_MAX];
+	long next;
+
+	if (msg_name_unpack(pkt, len, rr->offset, owner) == -1)
+		return 0;
+	if (rr->rclass != MSG_CLASS_IN)
+		return 1;	/* other classes lay rdata out their way */
+	switch (rr->type) {
+	case MSG_TYPE_A:
+		return rr->rdlength == 4;
+	case MSG_TYPE_AAAA:
+		return rr->rdlength == 16;
+	case MSG_TYPE_NS:
+	case MSG_TYPE_CNAME:
+	case MSG_TYPE_DNAME:
+	case MSG_TYPE_PTR:
+		return rdata_name(pkt, len, rr, rr->rdata_offset, &next) == 0 &&
+		    (size_t)next == rr->end;
+	case MSG_TYPE_MX:
+		return rr->rdlength > 2 && rdata_name(pkt, len, rr,
+		    rr->rdata_offset + 2, &next) == 0 && (size_t)next == rr->end;
+	case MSG_TYPE_SRV:
+		return rr->rdlength > 6 && rdata_name(pkt, len, rr,
+		    rr->rdata_offset + 6, &next) == 0 && (size_t)next == rr->end;
+	case MSG_TYPE_SOA:
+		return rdata_name(pkt, len, rr, rr->rdata_offset, &next) == 0 &&
+		    rdata_name(pkt, len, rr, (size_t)next, &next) == 0 &&
+		    (size_t)next + 20 == rr->end;
+	default:
+		return 1;
+	}
+}
+
 /* Read an OPT RR (RFC 6891 §6.1.2) into *e; -1 if its owner is not root. */
 static int
 read_opt(const uint8_t *pkt, const struct msg_rr *rr, struct msg_edns *e)
@@ -333,7 +387,8 @@ follow_chain(struct msg_response *r)
 		moved = 0;
 		for (i = 0; i < r->n_rrs && !moved; i++) {
 			rr = &r->rrs[i];
-			if (rr->section != MSG_SECTION_ANSWER)
+			if (rr->section != MSG_SECTION_ANSWER ||
+			    rr->rclass != r->q.qclass)
 				continue;
 			olen = msg_name_unpack(r->pkt, r->len, rr->offset,
 			    owner);
@@ -373,7 +428,9 @@ classify(struct msg_response *r)
 	case MSG_RCODE_NOTIMP:
 		return MSG_CLASS_FAILURE;
 	default:
-		return MSG_CLASS_OTHER;
+		/* Extended rcodes (BADVERS...) cannot reach a client as such:
+		 * they are about our query, so this upstream failed it. */
+		return r->rcode > 0xf ? MSG_CLASS_FAILURE : MSG_CLASS_OTHER;
 	}
 	answered = follow_chain(r);
 	r->soa_index = find_soa(r);
@@ -424,7 +481,8 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 	for (i = 0, sec = 1; i < total; i++) {
 		while (i >= sec_end[sec])
 			sec++;
-		if ((off = read_rr(pkt, len, (size_t)off, &r->rrs[i])) == -1)
+		if ((off = read_rr(pkt, len, (size_t)off, &r->rrs[i])) == -1 ||
+		    !rr_valid(pkt, len, &r->rrs[i]))
 			goto bad;
 		r->rrs[i].section = (uint8_t)sec;
 		if (r->rrs[i].type != MSG_TYPE_OPT)
@@ -550,6 +608,10 @@ msg_write_answer(const struct msg_template *t, const struct msg_query *q,
 		len = t->additional_offset;
 		counts[MSG_SECTION_ADDITIONAL] = 0;
 	}
+	/* Over TCP, TC is useless: rather leave the OPT out (RFC 6891 §7). */
+	if (len + olen > opts->limit && len <= opts->limit &&
+	    opts->limit == MSG_MAX_LEN)
+		olen = 0;
 	if (len + olen > opts->limit || len + olen > cap) {
 		len = question_end;
 		memset(counts, 0, sizeof(counts));

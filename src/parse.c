@@ -4,12 +4,14 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 
 #include <ldns/ldns.h>
@@ -1161,17 +1163,30 @@ parse_include_path(const char *from, const char *pattern)
 	return path;
 }
 
-static FILE *
+const char *
+parse_strerror(int err)
+{
+	return err == EINVAL ? "not a regular file" : strerror(err);
+}
+
+FILE *
 parse_fopen(const char *path)
 {
 	struct stat sb;
 	FILE *fp;
+	int fd;
 
-	if ((fp = fopen(path, "r")) == NULL)
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1)
 		return NULL;
-	if (fstat(fileno(fp), &sb) == -1 || S_ISDIR(sb.st_mode)) {
-		fclose(fp);
-		errno = EISDIR;
+	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		errno = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
+		return NULL;
+	}
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1 ||
+	    (fp = fdopen(fd, "r")) == NULL) {
+		close(fd);
 		return NULL;
 	}
 	return fp;
@@ -1206,10 +1221,10 @@ parse_read(struct parse_run *run, const char *path, struct config *conf,
 	if ((s.fp = parse_fopen(path)) == NULL) {
 		if (from == NULL)
 			parse_error(run, path, 0, "cannot open: %s",
-			    strerror(errno));
+			    parse_strerror(errno));
 		else
 			src_error(from, line, "include: cannot open \"%s\": %s",
-			    path, strerror(errno));
+			    path, parse_strerror(errno));
 		return;
 	}
 	if ((s.path = parse_keep_path(run, path)) == NULL)

@@ -113,6 +113,17 @@ void	parse_file(struct parse_run *run, const char *path,
 	    struct config *conf);
 
 /*
+ * parse_fopen: open a configuration file (or resolv.conf) for reading: a
+ * regular file only, never blocking on a FIFO. Returns the stream, or
+ * NULL with errno set (EISDIR for a directory, EINVAL for other
+ * non-regular files).
+ */
+FILE	*parse_fopen(const char *path);
+
+/* parse_strerror: strerror(err), but "not a regular file" for EINVAL. */
+const char *parse_strerror(int err);
+
+/*
  * parse_error: write `file:line: message` to run->errs (`file: message` when
  * line is 0) and count it.
  */

@@ -14,6 +14,7 @@
 #include "addr.h"
 #include "config.h"
 #include "log.h"
+#include "parse.h"
 #include "resolvconf.h"
 
 /* The address of a `nameserver ADDR` line into *ns; 0 for other lines. */
@@ -116,6 +117,10 @@ resolvconf_why_self(const struct addr *ns, const struct addr *self,
 		*mine = &self[i];
 		if (addr_equal(ns, &self[i]))
 			return "it is our listen address";
+		/* 0.0.0.0 and :: mean this host to connect(2). */
+		if (addr_is_wildcard(ns) && addr_port(ns) == addr_port(&self[i]))
+			return "it is an unspecified address (this host) and we "
+			    "listen on";
 		if (!addr_is_wildcard(&self[i]) ||
 		    addr_family(&self[i]) != addr_family(ns) ||
 		    addr_port(&self[i]) != addr_port(ns))
@@ -217,7 +222,7 @@ resolvconf_read(const char *path, const struct addr *self, size_t n_self,
 
 	*out = NULL;
 	*n_out = 0;
-	if ((fp = fopen(path, "r")) == NULL)
+	if ((fp = parse_fopen(path)) == NULL)
 		return -1;
 	r = resolvconf_parse(path, fp, &all, &n_all);
 	saved = errno;

@@ -29,8 +29,13 @@ struct tcpconn {
 	struct tcp_server	*srv;		/* NULL once closed */
 	struct bufferevent	*bev;
 	struct addr		 peer;
-	unsigned		 refs;		/* open + pending queries */
+	unsigned		 refs;		/* open + pending queries +
+						 * a callback running */
 	unsigned		 pending;
+	int			 closing;	/* no more reading: close once
+						 * answered and written */
+	uint64_t		 partial_since;	/* ms; a message incomplete
+						 * since then, or 0 */
 };
 
 struct tcp_server {
@@ -60,6 +65,30 @@ conn_close(struct tcpconn *c)
 	conn_unref(c);
 }
 
+/* Closing, every answer given and written: close. */
+static void
+conn_maybe_close(struct tcpconn *c)
+{
+	if (c->srv != NULL && c->closing && c->pending == 0 &&
+	    evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+		conn_close(c);
+}
+
+/*
+ * Read no more, but answer what was asked before closing: after the
+ * client's half-close (RFC 7766 §6.2.4 lets it wait for answers) or a
+ * message that cannot be framed.
+ */
+static void
+conn_finish(struct tcpconn *c)
+{
+	if (c->srv == NULL)
+		return;
+	c->closing = 1;
+	bufferevent_disable(c->bev, EV_READ);
+	conn_maybe_close(c);
+}
+
 void
 tcpconn_hold(struct tcpconn *c)
 {
@@ -71,8 +100,13 @@ void
 tcpconn_release(struct tcpconn *c)
 {
 	c->pending--;
-	if (c->srv != NULL && c->pending == TCP_PIPELINE_MAX - 1)
+	if (c->srv != NULL && c->closing)
+		conn_maybe_close(c);
+	else if (c->srv != NULL && c->pending == TCP_PIPELINE_MAX - 1) {
+		/* Queries may already wait in the input: read them now. */
 		bufferevent_enable(c->bev, EV_READ);
+		bufferevent_trigger(c->bev, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
+	}
 	conn_unref(c);
 }
 
@@ -94,45 +128,90 @@ tcpconn_send(struct tcpconn *c, const uint8_t *buf, size_t len)
 	evbuffer_add(out, buf, len);
 }
 
+/* Handle one framed message of len octets; 0 to go on, -1 to stop. */
+static int
+handle(struct tcpconn *c, const uint8_t *msg, size_t len, uint64_t now)
+{
+	struct worker *w = c->srv->w;
+	struct client cl;
+	size_t outlen;
+
+	memset(&cl, 0, sizeof(cl));
+	cl.transport = CLIENT_TCP;
+	cl.peer = c->peer;
+	cl.conn = c;
+	switch (query_handle(w, msg, len, &cl, now, worker_scratch(w),
+	    WORKER_SCRATCH_LEN, &outlen)) {
+	case QUERY_ANSWERED:
+		tcpconn_send(c, worker_scratch(w), outlen);
+		break;
+	case QUERY_PENDING:
+		break;
+	case QUERY_DROPPED:
+		/* Unframeable garbage: the stream cannot be trusted. */
+		conn_finish(c);
+		return -1;
+	}
+	return c->srv != NULL ? 0 : -1;
+}
+
+/*
+ * A message trickling in for longer than tcp-idle-timeout holds a slot
+ * as surely as an idle connection (RFC 7766 §6.2.3): close it.
+ */
+static void
+check_partial(struct tcpconn *c, struct evbuffer *in, uint64_t now)
+{
+	uint32_t idle = worker_config(c->srv->w)->tcp_idle_timeout;
+
+	if (evbuffer_get_length(in) == 0) {
+		c->partial_since = 0;
+		return;
+	}
+	if (c->partial_since == 0)
+		c->partial_since = now;
+	else if (now - c->partial_since > idle)
+		conn_close(c);
+}
+
 /* Take every complete message off the input, up to the pipeline limit. */
 static void
 read_cb(struct bufferevent *bev, void *arg)
 {
 	struct tcpconn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
-	struct worker *w = c->srv->w;
-	struct client cl;
-	uint8_t prefix[2], *msg;
-	size_t len, outlen;
 	uint64_t now = clock_now_ms();
+	uint8_t prefix[2];
+	size_t len;
 
-	memset(&cl, 0, sizeof(cl));
-	cl.transport = CLIENT_TCP;
-	cl.peer = c->peer;
-	cl.conn = c;
-	while (c->srv != NULL && c->pending < TCP_PIPELINE_MAX &&
+	c->refs++;	/* answering may close it; it must outlive us */
+	while (c->srv != NULL && !c->closing &&
+	    c->pending < TCP_PIPELINE_MAX &&
 	    evbuffer_copyout(in, prefix, 2) == 2) {
 		len = (size_t)prefix[0] << 8 | prefix[1];
 		if (evbuffer_get_length(in) < 2 + len)
-			return;
-		msg = evbuffer_pullup(in, (ssize_t)(2 + len)) + 2;
-		switch (query_handle(w, msg, len, &cl, now, worker_scratch(w),
-		    WORKER_SCRATCH_LEN, &outlen)) {
-		case QUERY_ANSWERED:
-			tcpconn_send(c, worker_scratch(w), outlen);
 			break;
-		case QUERY_PENDING:
+		if (handle(c, evbuffer_pullup(in, (ssize_t)(2 + len)) + 2, len,
+		    now) == -1)
 			break;
-		case QUERY_DROPPED:
-			/* Unframeable garbage: the stream cannot be trusted. */
-			conn_close(c);
-			return;
-		}
-		if (c->srv != NULL)
-			evbuffer_drain(in, 2 + len);
+		evbuffer_drain(in, 2 + len);
+		c->partial_since = 0;
 	}
-	if (c->srv != NULL && c->pending >= TCP_PIPELINE_MAX)
-		bufferevent_disable(bev, EV_READ);
+	if (c->srv != NULL && !c->closing) {
+		if (c->pending >= TCP_PIPELINE_MAX)
+			bufferevent_disable(bev, EV_READ);
+		else
+			check_partial(c, in, now);
+	}
+	conn_unref(c);
+}
+
+/* Everything written: a closing connection may go now. */
+static void
+write_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	conn_maybe_close(arg);
 }
 
 static void
@@ -144,6 +223,12 @@ event_cb(struct bufferevent *bev, short events, void *arg)
 	if ((events & BEV_EVENT_TIMEOUT) && (events & BEV_EVENT_READING) &&
 	    c->pending > 0) {
 		bufferevent_enable(bev, EV_READ);
+		return;
+	}
+	/* Half-closed: what was asked is still answered. */
+	if ((events & BEV_EVENT_EOF) && (events & BEV_EVENT_READING) &&
+	    !(events & BEV_EVENT_ERROR)) {
+		conn_finish(c);
 		return;
 	}
 	conn_close(c);
@@ -197,7 +282,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	worker_metrics(srv->w)->tcp_accepted++;
 	idle.tv_sec = conf->tcp_idle_timeout / 1000;
 	idle.tv_usec = (conf->tcp_idle_timeout % 1000) * 1000;
-	bufferevent_setcb(c->bev, read_cb, NULL, event_cb, c);
+	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
 	bufferevent_set_timeouts(c->bev, &idle, &idle);
 	bufferevent_enable(c->bev, EV_READ);
 }
