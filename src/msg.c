@@ -441,8 +441,9 @@ classify(struct msg_response *r)
 	if (r->counts[MSG_SECTION_ANSWER] == 0 && r->soa_index == -1 &&
 	    has_authority_ns(r))
 		return MSG_CLASS_REFERRAL;
+	/* Records, but none for our question: not an answer to trust. */
 	if (r->counts[MSG_SECTION_ANSWER] > 0 && !r->has_cname)
-		return MSG_CLASS_OTHER;	/* records, but not for our question */
+		return MSG_CLASS_FAILURE;
 	return MSG_CLASS_NODATA;
 }
 

@@ -166,7 +166,9 @@ enum msg_class {
 	MSG_CLASS_NXDOMAIN,	/* name error, RFC 2308 §2.1 */
 	MSG_CLASS_NODATA,	/* no RRset of qtype, RFC 2308 §2.2 */
 	MSG_CLASS_REFERRAL,	/* delegation: the upstream did not recurse */
-	MSG_CLASS_FAILURE,	/* SERVFAIL, REFUSED, FORMERR, NOTIMP */
+	MSG_CLASS_FAILURE,	/* SERVFAIL, REFUSED, FORMERR, NOTIMP, an
+				 * extended rcode, or answer records that
+				 * do not answer the question */
 	MSG_CLASS_OTHER		/* any other rcode: passed on, not cached */
 };
 

@@ -497,6 +497,67 @@ START_TEST(upstream_query)
 }
 END_TEST
 
+/* Wire messages with a defect in one record: all must be refused. */
+START_TEST(response_bad_records)
+{
+	/* Header: id, QR RD RA, 1 question, 1 answer; question www.x. A. */
+	static const uint8_t head[] = "\x12\x34\x81\x80\0\1\0\1\0\0\0\0"
+	    "\3www\1x\0\0\1\0\1";
+	static const struct {
+		const char	*what;
+		const char	*rr;
+		size_t		 len;
+	} cases[] = {
+		{ "owner pointing at itself", "\xc0\x17\0\1\0\1\0\0\0\x3c\0\4"
+		    "\xc0\0\2\1", 16 },
+		{ "owner pointing forward", "\xc0\x30\0\1\0\1\0\0\0\x3c\0\4"
+		    "\xc0\0\2\1", 16 },
+		{ "A of 3 octets", "\xc0\x0c\0\1\0\1\0\0\0\x3c\0\3"
+		    "\xc0\0\2", 15 },
+		{ "CNAME target past its rdata", "\xc0\x0c\0\5\0\1\0\0\0\x3c"
+		    "\0\2\3abc", 16 },
+		{ "CNAME target looping", "\xc0\x0c\0\5\0\1\0\0\0\x3c\0\2"
+		    "\xc0\x23", 14 },
+	};
+	uint8_t pkt[128];
+	struct msg_response r;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memcpy(pkt, head, sizeof(head) - 1);
+		memcpy(pkt + sizeof(head) - 1, cases[i].rr, cases[i].len);
+		ck_assert_msg(msg_response_parse(pkt, sizeof(head) - 1 +
+		    cases[i].len, &r) == -1, "accepted: %s", cases[i].what);
+	}
+}
+END_TEST
+
+START_TEST(response_not_an_answer)
+{
+	struct testpkt t;
+	struct msg_response r;
+
+	/* A record of another class answers nothing (RFC 1035 §4.3.2). */
+	t = testpkt_response("www.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|www.example. 300 CH A 192.0.2.1", NULL);
+	ck_assert_int_eq(classify(t, &r), MSG_CLASS_FAILURE);
+	msg_response_free(&r);
+	testpkt_free(&t);
+	/* An SOA whose rdata ends early is malformed, not a negative TTL:
+	 * NXDOMAIN, one authority SOA with root mname and rname and only
+	 * 16 of its 20 octets of numbers (rdlength 18). */
+	{
+		static const uint8_t nx[] = "\x12\x34\x81\x83\0\1\0\0\0\1"
+		    "\0\0\2nx\1x\0\0\1\0\1"
+		    "\xc0\x0f\0\6\0\1\0\0\0\x3c\0\x12\0\0"
+		    "0123456789abcdef";
+
+		ck_assert_int_eq(msg_response_parse(nx, sizeof(nx) - 1, &r),
+		    -1);
+	}
+}
+END_TEST
+
 static Suite *
 msg_suite(void)
 {
@@ -513,6 +574,8 @@ msg_suite(void)
 	tcase_add_test(tc, classify_answers);
 	tcase_add_test(tc, classify_negative_and_failures);
 	tcase_add_test(tc, response_malformed);
+	tcase_add_test(tc, response_bad_records);
+	tcase_add_test(tc, response_not_an_answer);
 	tcase_add_test(tc, answer_ttl_case_and_opt);
 	tcase_add_test(tc, answer_truncation);
 	tcase_add_test(tc, answer_ad_bit);
