@@ -133,6 +133,17 @@ class TcpReader:
                 return out
             out.append(msg)
 
+    def read_all_n(self, n, timeout):
+        """Up to n messages, stopping early once n arrived."""
+        deadline = time.monotonic() + timeout
+        out = []
+        while len(out) < n:
+            msg = self.read(max(0.0, deadline - time.monotonic()))
+            if msg is None:
+                break
+            out.append(msg)
+        return out
+
     def wait_closed(self, timeout):
         """True if the peer closed within timeout s; messages read meanwhile
         are returned in the second element."""
