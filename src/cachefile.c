@@ -144,7 +144,7 @@ cachefile_write(struct cache *c, struct zone_table *zones, const char *path,
 		return -1;
 	evbuffer_add(w.b, MAGIC, MAGIC_LEN);
 	put(w.b, FILE_VERSION, 4);
-	put(w.b, (uint64_t)clock_wall_s() * 1000, 8);
+	put(w.b, (uint64_t)clock_wall_ms(), 8);
 	put(w.b, 0, 4);			/* the count, filled in below */
 	write_zones(w.b, zones);
 	for (i = 0; i < cache_shards(c); i++)
@@ -301,7 +301,7 @@ import_all(struct cache *c, struct zone_table *zones, const uint8_t *all,
 	struct file_zones fz;
 	uint64_t written, moved;
 	uint32_t count, i, *ttls;
-	int64_t wall = clock_wall_s() * 1000;
+	int64_t wall = clock_wall_ms();
 	long stored = 0, rerouted = 0;
 
 	if (read_header(&r, all, len, &written, &count) == -1 ||

@@ -18,8 +18,14 @@ clock_now_ms(void)
 int64_t
 clock_wall_s(void)
 {
+	return clock_wall_ms() / 1000;
+}
+
+int64_t
+clock_wall_ms(void)
+{
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec;
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }

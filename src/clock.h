@@ -16,9 +16,11 @@
 uint64_t	clock_now_ms(void);
 
 /*
- * clock_wall_s: CLOCK_REALTIME in seconds since the Unix epoch; only for
- * data that outlives the process (the cache file), never for expiry.
+ * clock_wall_s / clock_wall_ms: CLOCK_REALTIME in seconds or milliseconds
+ * since the Unix epoch; only for what outlives the process (start time,
+ * the cache file), never for expiry.
  */
 int64_t		clock_wall_s(void);
+int64_t		clock_wall_ms(void);
 
 #endif
