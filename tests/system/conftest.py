@@ -3,6 +3,8 @@
 bind         the session's named, serving every zones/*.zone
 new_bind     factory: more named instances for one test, zones as text
 dnsdamper    factory: a daemon with the given forwards, stopped at teardown
+open_dir     a directory every user may enter, for files a daemon reads
+             after it has given up root (tmp_path is 0700 under root)
 dd           a daemon forwarding `.` to the session's named
 blackhole    factory: UDP upstreams that read and never answer
 faultproxy   factory: tests/faultproxy in front of an upstream, faults set
@@ -16,6 +18,8 @@ instances logged during the test, and the DNS transcript.
 """
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -164,16 +168,19 @@ def blackhole():
 
 @pytest.fixture
 def dnsdamper(tmp_path, request):
-    """Factory: dnsdamper(forwards, extra=()) -> a started Dnsdamper.
+    """Factory: dnsdamper(forwards, extra=(), start=True, workdir=None,
+    **kw) -> a Dnsdamper (started unless start=False) in workdir (default
+    a new directory of tmp_path); kw go to Dnsdamper (port, env, wrapper,
+    pass_fds, binary).
 
     The binary must exist: a missing binary fails the test (never skips).
     At teardown each daemon is stopped by PID; one that had died during the
     test, or that needed SIGKILL, fails the test's teardown."""
     daemons = []
 
-    def make(forwards, extra=(), start=True, **kw):
-        d = Dnsdamper(tmp_path / f"dnsdamper{len(daemons)}", forwards, extra,
-                      **kw)
+    def make(forwards, extra=(), start=True, workdir=None, **kw):
+        d = Dnsdamper(workdir or tmp_path / f"dnsdamper{len(daemons)}",
+                      forwards, extra, **kw)
         daemons.append(d)
         _add_source(request, f"dnsdamper{len(daemons) - 1} stderr", d.stderr)
         _add_source(request, f"dnsdamper{len(daemons) - 1} config",
@@ -197,6 +204,18 @@ def dnsdamper(tmp_path, request):
         pytest.fail("\n".join(problems) + "\n" + "\n".join(
             f"--- dnsdamper{i} stderr:\n{d.stderr()}"
             for i, d in enumerate(daemons)), pytrace=False)
+
+
+@pytest.fixture
+def open_dir():
+    """A new directory of mode 0755 outside pytest's tmp_path (whose
+    parent is 0700 under root), removed afterwards: for files that a
+    daemon running as another user, or dnsdamperctl run as nobody, must
+    reach."""
+    path = Path(tempfile.mkdtemp(prefix="dnsdamper-test-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

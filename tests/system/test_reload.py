@@ -102,3 +102,74 @@ def test_sighup_same_config_keeps_serving(dd):
     # no `file:line:` diagnostics: the file is as valid as before
     assert not re.search(rf"{re.escape(dd.conf_path.name)}:\d+:",
                          dd.stderr(mark)), dd.stderr(mark)
+
+
+ADDED_ZONE = "ops-added.test"
+ADDED_TEXT = """\
+$TTL 300
+@        300 IN SOA ns.ops-added.test. hostmaster.ops-added.test. 1 3600 600 86400 60
+@        300 IN NS  ns
+ns       300 IN A   127.0.0.1
+name     300 IN A   {addr}
+other    300 IN A   {addr2}
+"""
+
+
+def test_reload_zone_added_then_removed(dnsdamper, new_bind):
+    """A forward zone added by a reload takes its names from `.`: their
+    cached entries go (they are forwarded differently now), and those of
+    names still forwarded by `.` as before stay. Removed again, the
+    zone's names go back to `.`, and so their entries go again. The
+    number flushed is logged; /cache shows which entries are left.
+
+    Two nameds serve ops-added.test with different addresses, so each
+    answer says who gave it: R (reached through `.`) 192.0.2.10x, Z (the
+    added zone's upstream) 192.0.2.20x; R also serves keep.test."""
+    r = new_bind("reload-root", {
+        ADDED_ZONE: ADDED_TEXT.format(addr="192.0.2.101", addr2="192.0.2.102"),
+        "keep.test": ADDED_TEXT.replace("ops-added.test", "keep.test")
+        .format(addr="192.0.2.111", addr2="192.0.2.112")})
+    z = new_bind("reload-zone", {
+        ADDED_ZONE: ADDED_TEXT.format(addr="192.0.2.201",
+                                      addr2="192.0.2.202")})
+    d = dnsdamper([Forward(".", [r])])
+    ctl = d.control()
+    assert _addr(d, f"name.{ADDED_ZONE}") == {"192.0.2.101"}
+    assert _addr(d, f"other.{ADDED_ZONE}") == {"192.0.2.102"}
+    assert _addr(d, "name.keep.test") == {"192.0.2.111"}
+
+    def cached():
+        return {rr.split()[0].rstrip(".") for rr, _ in ctl.cache_lines()}
+
+    assert {f"name.{ADDED_ZONE}", f"other.{ADDED_ZONE}",
+            "name.keep.test"} <= cached()
+
+    # added: the two ops-added.test entries are flushed, keep.test stays
+    mark = d.reload(d.config([Forward(ADDED_ZONE, [z]), Forward(".", [r])]))
+    m = d.wait_log(r"flushed (\d+) cached entries whose forwarding changed",
+                   since=mark)
+    assert int(m.group(1)) == 2, m.group(0)
+    d.wait_log(r"info: reloaded$", since=mark)
+    left = cached()
+    assert not {f"name.{ADDED_ZONE}", f"other.{ADDED_ZONE}"} & left, left
+    assert "name.keep.test" in left, left
+    mark_r, mark_z = r.mark(), z.mark()
+    assert _addr(d, f"name.{ADDED_ZONE}") == {"192.0.2.201"}
+    assert _addr(d, "name.keep.test") == {"192.0.2.111"}
+    assert z.count(f"name.{ADDED_ZONE}", since=mark_z) == 1
+    assert r.count(f"name.{ADDED_ZONE}", since=mark_r) == 0
+    assert r.count("name.keep.test", since=mark_r) == 0
+
+    # removed: name.ops-added.test (now Z's) goes back to `.`: flushed
+    mark = d.reload(d.config([Forward(".", [r])]))
+    m = d.wait_log(r"flushed (\d+) cached entries whose forwarding changed",
+                   since=mark)
+    assert int(m.group(1)) == 1, m.group(0)
+    d.wait_log(r"info: reloaded$", since=mark)
+    mark_r, mark_z = r.mark(), z.mark()
+    assert _addr(d, f"name.{ADDED_ZONE}") == {"192.0.2.101"}
+    assert _addr(d, "name.keep.test") == {"192.0.2.111"}
+    assert r.count(f"name.{ADDED_ZONE}", since=mark_r) == 1
+    assert r.count("name.keep.test", since=mark_r) == 0
+    assert z.count(f"name.{ADDED_ZONE}", since=mark_z) == 0
+    d.assert_alive()

@@ -9,5 +9,9 @@ wire    raw packet builders for malformed input, TCP framing
 ttl     the RFC arithmetic the tests expect (TTL decrement, RFC 2308)
 upstream  Blackhole: a UDP upstream that reads and never answers
 checks  still_serving(): the daemon is alive and answers a normal query
+control  the control socket over HTTP/1.1, Prometheus text parsed,
+         dnsdamperctl
+sdnotify  systemd's side: a NOTIFY_SOCKET, and a wrapper for LISTEN_PID,
+          WATCHDOG_PID and passed descriptors
 deadline  SIGALRM deadline for a test's setup and body
 """

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from . import ports, proc, wire
+from .control import Control
 
 _HERE = Path(__file__).resolve().parent
 
@@ -84,15 +85,31 @@ class DaemonError(AssertionError):
     pass
 
 
+# sd_notify(3), sd_listen_fds(3), sd_watchdog_enabled(3), journal
+_SYSTEMD_VARS = {"NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID",
+                 "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID",
+                 "JOURNAL_STREAM"}
+
+
 class Dnsdamper:
     """One daemon in workdir. start() returns self once it answers."""
 
     def __init__(self, workdir, forwards, extra=(), binary=None,
-                 ready_name="ready.harness.test"):
+                 ready_name="ready.harness.test", port=None, env=None,
+                 wrapper=(), pass_fds=()):
+        """port: listen there instead of a free port picked now; env:
+        variables added to the daemon's environment (from which those of
+        systemd's protocols are otherwise removed); wrapper: argv put
+        before the daemon's (it must exec the daemon, which so keeps its
+        PID); pass_fds: descriptors the daemon (or wrapper) inherits."""
         self.dir = Path(workdir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.binary = Path(binary) if binary else binary_path()
-        self.port = ports.free_port()
+        self._port_given = port is not None
+        self.port = port if port is not None else ports.free_port()
+        self.env = dict(env or {})
+        self.wrapper = list(wrapper)
+        self.pass_fds = tuple(pass_fds)
         self.conf_path = self.dir / "dnsdamper.conf"
         self.log_path = self.dir / "dnsdamper.stderr"
         self.resolv_conf = self.dir / "resolv.conf"
@@ -112,15 +129,39 @@ class Dnsdamper:
     def write_config(self, text):
         self.conf_path.write_text(text)
 
-    def start(self, timeout=5.0):
+    @property
+    def control_path(self):
+        """The control socket config_text() names (unless extra did)."""
+        return self.dir / "control.sock"
+
+    def control(self, path=None):
+        """A Control for its control socket (or path)."""
+        return Control(path or self.control_path)
+
+    def environment(self):
+        """The daemon's environment: ours without the variables of
+        systemd's protocols (a test runner started by systemd must not
+        hand its NOTIFY_SOCKET on), plus self.env."""
+        env = {k: v for k, v in os.environ.items()
+               if k not in _SYSTEMD_VARS}
+        env.update(self.env)
+        return env
+
+    def spawn(self):
+        """Start the process and return at once (no readiness check)."""
         if not self.binary.is_file() or not os.access(self.binary, os.X_OK):
             raise DaemonError(
                 f"{self.binary} not found or not executable: build it first "
                 f"(make), or set top_builddir to the build tree")
+        self.proc = proc.spawn(
+            self.wrapper + [str(self.binary), "-c", str(self.conf_path)],
+            self.log_path, cwd=self.dir, env=self.environment(),
+            pass_fds=self.pass_fds)
+        return self
+
+    def start(self, timeout=5.0):
         for attempt in range(3):
-            self.proc = proc.spawn(
-                [str(self.binary), "-c", str(self.conf_path)],
-                self.log_path, cwd=self.dir)
+            self.spawn()
             try:
                 self.wait_ready(timeout)
                 return self
@@ -130,7 +171,7 @@ class Dnsdamper:
                 # still the one generated here
                 generated = self.config(self._forwards, self._extra)
                 if proc.alive(self.proc) or attempt == 2 or \
-                        "in use" not in self.stderr() or \
+                        self._port_given or "in use" not in self.stderr() or \
                         self.conf_path.read_text() != generated:
                     raise
                 proc.stop(self.proc)

@@ -13,11 +13,13 @@ import subprocess
 _live = {}
 
 
-def spawn(argv, log_path, cwd=None, env=None):
-    """Start argv with stdin from /dev/null and stdout+stderr to log_path."""
+def spawn(argv, log_path, cwd=None, env=None, pass_fds=()):
+    """Start argv with stdin from /dev/null and stdout+stderr to log_path;
+    pass_fds: descriptors it inherits (subprocess closes all others)."""
     with open(log_path, "wb") as log:
         p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
-                             stderr=subprocess.STDOUT, cwd=cwd, env=env)
+                             stderr=subprocess.STDOUT, cwd=cwd, env=env,
+                             pass_fds=tuple(pass_fds))
     _live[p.pid] = p
     return p
 

@@ -1,0 +1,270 @@
+"""cache-file (dnsdamper.conf(5)): the cache is saved at a clean stop and
+restored at start, each entry aged by the wall-clock time in between, so
+that after a restart the names answered before are answered from the
+cache, with the TTLs they would have had if the daemon had run on
+(RFC 1035 §3.2.1, RFC 2181 §8: a TTL counts down the time spent in the
+cache). A damaged or foreign file is ignored with a warning, never fatal;
+without serve-stale, what expired meanwhile is not restored.
+"""
+
+import math
+import re
+import signal
+import socket
+import stat
+import time
+
+import dns.rcode
+import pytest
+
+from dnstest import checks, ports, proc, query, ttl
+from dnstest.daemon import Forward
+
+ZONE = "ops-cachefile.test"
+F_ZONE = """\
+$TTL 300
+@        300 IN SOA ns.ops-cachefile.test. hostmaster.ops-cachefile.test. 1 3600 600 86400 60
+@        300 IN NS  ns
+ns       300 IN A   127.0.0.1
+kept     300 IN A   192.0.2.61
+brief      2 IN A   192.0.2.62
+"""
+# RFC 2308 §5: NXDOMAIN cached for min(SOA TTL 300, MINIMUM 60)
+NEG_TTL = 60
+
+
+def _daemon(dnsdamper, bind, c, path, extra=()):
+    return dnsdamper([Forward(ZONE, [c]), Forward(".", [bind])],
+                     extra=[f"cache-file {path}", *extra])
+
+
+def _stop(d):
+    d.stopped_by_test = True
+    status, killed = d.stop()
+    assert (status, killed) == (0, False), d.stderr()
+
+
+def _saved(d, path):
+    m = re.search(rf"cache-file {re.escape(str(path))}: (\d+) entries saved",
+                  d.stderr())
+    assert m, d.stderr()
+    return int(m.group(1))
+
+
+def _restored(d, path):
+    m = re.search(rf"cache-file {re.escape(str(path))}: (\d+) entries "
+                  r"restored", d.stderr())
+    assert m, d.stderr()
+    return int(m.group(1))
+
+
+def _sleep_until_wall(fraction, after):
+    """Sleep until the wall clock's fraction of a second is `fraction`,
+    at least `after` s from now."""
+    now = time.time()
+    target = math.floor(now + after) + fraction
+    if target < now + after:
+        target += 1
+    time.sleep(target - now)
+
+
+@pytest.mark.timeout_s(30)
+def test_restart_restores_entries_aged(dnsdamper, bind, new_bind, tmp_path):
+    """Stop, about 2.8 s of wall-clock time, start: the second daemon
+    answers kept.ops-cachefile.test and an NXDOMAIN from the file, named
+    is not asked, and each TTL is the original less the whole seconds
+    since the first daemon stored it, as ttl.cache_age() bounds them from
+    the test's clock.
+
+    The stop is placed just after a wall-clock second begins and the
+    start just before one ends, so that the time in between (2.8 s) is
+    nearly a second more than the difference of the whole seconds of the
+    two instants (2 s): a file that kept its time in whole seconds would
+    make the entries almost a second younger than they are, and their
+    TTLs a second too high."""
+    c = new_bind("cachefile", {ZONE: F_ZONE})
+    path = tmp_path / "cache.dump"
+    d1 = _daemon(dnsdamper, bind, c, path)
+    assert "warning: cache-file" not in d1.stderr()  # missing: no error
+    # stored at N.3 s, saved at (N+1).02, restored at (N+3).85, asked
+    # just after: 3.6 s old, of which 2.8 s between save and restore
+    _sleep_until_wall(0.3, after=0.0)
+    q1 = query.udp(d1.port, f"kept.{ZONE}")
+    assert query.addresses(q1) == {"192.0.2.61"}, q1.text()
+    n1 = query.udp(d1.port, f"nothere.{ZONE}")
+    assert n1.rcode == dns.rcode.NXDOMAIN
+    entries = d1.control().metrics().get("dnsdamper_cache_entries")
+
+    _sleep_until_wall(0.02, after=0.5)
+    _stop(d1)
+    assert _saved(d1, path) == entries
+    # dnsdamper(8), CACHE FILE: mode 0600, no .tmp left behind
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert not path.with_name(path.name + ".tmp").exists()
+    saved = path.read_bytes()
+    _sleep_until_wall(0.85, after=2.0)
+    mark = c.mark()
+    d2 = _daemon(dnsdamper, bind, c, path)
+    assert _restored(d2, path) == entries
+    assert path.read_bytes() == saved, "the file was rewritten when read"
+
+    q2 = query.udp(d2.port, f"kept.{ZONE}")
+    n2 = query.udp(d2.port, f"nothere.{ZONE}")
+    assert c.count(f"kept.{ZONE}", since=mark) == 0
+    assert c.count(f"nothere.{ZONE}", since=mark) == 0
+    assert query.addresses(q2) == {"192.0.2.61"}, q2.text()
+    ttl.assert_ttl(query.find(q2.msg, "answer", f"kept.{ZONE}", "A"), 300,
+                   ttl.cache_age(q1, q2))
+    assert n2.rcode == dns.rcode.NXDOMAIN
+    ttl.assert_ttl(query.find(n2.msg, "authority", ZONE, "SOA"), NEG_TTL,
+                   ttl.cache_age(n1, n2))
+    # the file is read, not consumed: the next stop writes it again
+    _stop(d2)
+    assert _saved(d2, path) >= entries
+
+
+def _good_file(dnsdamper, bind, c, path):
+    d = _daemon(dnsdamper, bind, c, path)
+    query.udp(d.port, f"kept.{ZONE}")
+    _stop(d)
+    assert _saved(d, path) >= 1
+    return path.read_bytes()
+
+
+def _damage(kind, data):
+    if kind == "truncated":
+        return data[:len(data) - 10]
+    if kind == "flipped-byte":
+        i = len(data) // 2
+        return data[:i] + bytes([data[i] ^ 0x01]) + data[i + 1:]
+    if kind == "foreign":
+        return b"# not a cache file\nnameserver 127.0.0.1\n" * 20
+    if kind == "empty":
+        return b""
+    if kind == "header-only":
+        return data[:32]
+    raise ValueError(kind)
+
+
+def test_damaged_or_foreign_file_is_ignored(dnsdamper, bind, new_bind,
+                                            tmp_path):
+    c = new_bind("cachefile", {ZONE: F_ZONE})
+    path = tmp_path / "cache.dump"
+    good = _good_file(dnsdamper, bind, c, path)
+    for kind in ("truncated", "flipped-byte", "foreign", "empty",
+                 "header-only"):
+        path.write_bytes(_damage(kind, good))
+        mark = c.mark()
+        d = _daemon(dnsdamper, bind, c, path)
+        assert re.search(rf"warning: cache-file {re.escape(str(path))}: "
+                         r"damaged or not a dnsdamper cache file; ignored",
+                         d.stderr()), (kind, d.stderr())
+        # nothing restored: named is asked again
+        r = query.udp(d.port, f"kept.{ZONE}")
+        assert query.addresses(r) == {"192.0.2.61"}, (kind, r.text())
+        assert c.count(f"kept.{ZONE}", since=mark) == 1, kind
+        checks.still_serving(d)
+        _stop(d)
+
+
+def test_expired_entries_not_restored_without_serve_stale(
+        dnsdamper, bind, new_bind, tmp_path):
+    """brief has TTL 2 s: saved while fresh, expired by the next start;
+    with serve-stale no it may not come back (nor be served stale), while
+    kept (TTL 300) does."""
+    c = new_bind("cachefile", {ZONE: F_ZONE})
+    path = tmp_path / "cache.dump"
+    d1 = _daemon(dnsdamper, bind, c, path, extra=["serve-stale no"])
+    query.udp(d1.port, f"kept.{ZONE}")
+    b1 = query.udp(d1.port, f"brief.{ZONE}")
+    entries = d1.control().metrics().get("dnsdamper_cache_entries")
+    _stop(d1)
+    assert time.monotonic() - b1.sent < 2.0, "too slow: brief expired"
+    assert _saved(d1, path) == entries
+    time.sleep(max(0.0, b1.received + 2.5 - time.monotonic()))
+    mark = c.mark()
+    d2 = _daemon(dnsdamper, bind, c, path, extra=["serve-stale no"])
+    assert _restored(d2, path) == entries - 1
+    r = query.udp(d2.port, f"brief.{ZONE}")
+    assert query.addresses(r) == {"192.0.2.62"}, r.text()
+    assert c.count(f"brief.{ZONE}", since=mark) == 1
+    query.udp(d2.port, f"kept.{ZONE}")
+    assert c.count(f"kept.{ZONE}", since=mark) == 0
+
+
+def test_unusable_cache_file_path_is_not_fatal(dnsdamper, bind, new_bind,
+                                               tmp_path):
+    """The file's directory cannot be made (its parent is missing; only
+    one level is created): logged at start, and the daemon serves and
+    exits 0 all the same, without a file (dnsdamper(8), PRIVILEGES 6)."""
+    c = new_bind("cachefile", {ZONE: F_ZONE})
+    path = tmp_path / "missing" / "deeper" / "cache.dump"
+    d = _daemon(dnsdamper, bind, c, path)
+    assert re.search(rf"warning: mkdir {re.escape(str(path.parent))}: ",
+                     d.stderr()), d.stderr()
+    checks.still_serving(d)
+    _stop(d)
+    assert not path.exists()
+    assert "entries saved" not in d.stderr()
+
+
+def test_unclean_ends_leave_the_file_alone(dnsdamper, bind, new_bind,
+                                          tmp_path):
+    """SIGKILL writes nothing, and neither does a start that fails
+    (metrics-listen cannot be bound: exit 1): the next start restores the
+    file of the last clean stop (dnsdamper(8), CACHE FILE)."""
+    c = new_bind("cachefile", {ZONE: F_ZONE})
+    path = tmp_path / "cache.dump"
+    good = _good_file(dnsdamper, bind, c, path)
+
+    d = _daemon(dnsdamper, bind, c, path)
+    query.udp(d.port, f"brief.{ZONE}")          # one entry more
+    d.stopped_by_test = True
+    status, _ = proc.stop(d.proc, signal.SIGKILL)
+    assert status == -signal.SIGKILL
+    assert path.read_bytes() == good
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as busy:
+        busy.bind((ports.LOOPBACK, 0))
+        busy.listen(1)
+        taken = busy.getsockname()[1]
+        d = dnsdamper([Forward(ZONE, [c]), Forward(".", [bind])],
+                      extra=[f"cache-file {path}",
+                             f"metrics-listen 127.0.0.1:{taken}"],
+                      start=False)
+        d.spawn()
+        try:
+            status = d.proc.wait(5.0)
+        finally:
+            d.stopped_by_test = True
+            proc.stop(d.proc)
+    assert status == 1, d.stderr()
+    assert path.read_bytes() == good
+
+
+def test_entries_forwarded_differently_are_not_restored(
+        dnsdamper, bind, new_bind, tmp_path):
+    """The zone's upstream changed between the runs: its entries are
+    dropped and counted in the log; those of `.`, forwarded as before,
+    come back (dnsdamper(8), CACHE FILE)."""
+    c = new_bind("cachefile", {ZONE: F_ZONE})
+    c2 = new_bind("cachefile2", {ZONE: F_ZONE.replace("192.0.2.61",
+                                                       "192.0.2.71")})
+    path = tmp_path / "cache.dump"
+    d1 = _daemon(dnsdamper, bind, c, path)
+    query.udp(d1.port, f"kept.{ZONE}")
+    query.udp(d1.port, f"nothere.{ZONE}")
+    query.udp(d1.port, "alive.example.test")
+    _stop(d1)
+    saved = _saved(d1, path)
+
+    mark = bind.mark()
+    d2 = dnsdamper([Forward(ZONE, [c2]), Forward(".", [bind])],
+                   extra=[f"cache-file {path}"])
+    assert re.search(r"cache-file: 2 entries not restored: their names are "
+                     r"forwarded differently now", d2.stderr()), d2.stderr()
+    assert _restored(d2, path) == saved - 2
+    assert query.addresses(query.udp(d2.port, f"kept.{ZONE}")) == \
+        {"192.0.2.71"}
+    query.udp(d2.port, "alive.example.test")
+    assert bind.count("alive.example.test", since=mark) == 0
