@@ -7,6 +7,8 @@ open_dir     a directory every user may enter, for files a daemon reads
              after it has given up root (tmp_path is 0700 under root)
 dd           a daemon forwarding `.` to the session's named
 blackhole    factory: UDP upstreams that read and never answer
+recorder     factory: UDP upstreams that log each query and drop, relay to
+             a named, or answer as the test says (dnstest.upstream.Recorder)
 faultproxy   factory: tests/faultproxy in front of an upstream, faults set
              by flags, schedule or at run time; stopped at teardown
 
@@ -20,6 +22,7 @@ instances logged during the test, and the DNS transcript.
 import os
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -28,7 +31,7 @@ from dnstest import proc, query
 from dnstest.deadline import deadline
 from dnstest.daemon import Dnsdamper, Forward
 from dnstest.named import BindServer
-from dnstest.upstream import Blackhole
+from dnstest.upstream import Blackhole, Recorder
 
 HERE = Path(__file__).resolve().parent
 ZONES = HERE / "zones"
@@ -164,6 +167,27 @@ def blackhole():
     yield make
     for h in holes:
         h.stop()
+
+
+@pytest.fixture
+def recorder(request):
+    """Factory: recorder() -> a started Recorder (dropping until told
+    otherwise), stopped at teardown; a failing test's report shows what
+    each was asked."""
+    recs = []
+
+    def make():
+        r = Recorder()
+        recs.append(r)
+        t0 = time.monotonic()
+        _add_source(request, f"recorder{len(recs) - 1} (port {r.port}) asked",
+                    lambda: "\n".join(f"{a.t - t0:8.3f} {a.qname} {a.qtype}"
+                                      for a in r.log()[-200:]))
+        return r
+
+    yield make
+    for r in recs:
+        r.stop()
 
 
 @pytest.fixture

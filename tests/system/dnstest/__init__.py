@@ -7,7 +7,10 @@ daemon  Dnsdamper: the daemon under test, its config, start, reload, stop
 query   dnspython queries over UDP and TCP with bounded timeouts
 wire    raw packet builders for malformed input, TCP framing
 ttl     the RFC arithmetic the tests expect (TTL decrement, RFC 2308)
-upstream  Blackhole: a UDP upstream that reads and never answers
+stale   stale answers as RFC 8767 / RFC 8914 say they look (TTL, EDE 3)
+zonetext  zone files with short TTLs for the tests' own named instances
+upstream  Blackhole: a UDP upstream that reads and never answers;
+          Recorder: one that logs each query and drops, relays or answers
 checks  still_serving(): the daemon is alive and answers a normal query
 control  the control socket over HTTP/1.1, Prometheus text parsed,
          dnsdamperctl

@@ -45,18 +45,21 @@ def _upstream_of(u):
 
 
 class Forward:
-    """`forward ZONE { upstream ADDR... [policy P] }`; upstreams as for
-    _upstream_of()."""
+    """`forward ZONE { upstream ADDR... [policy P] [max-inflight N] }`;
+    upstreams as for _upstream_of()."""
 
-    def __init__(self, zone, upstreams, policy=None):
+    def __init__(self, zone, upstreams, policy=None, max_inflight=None):
         self.zone = zone
         self.upstreams = [_upstream_of(u) for u in upstreams]
         self.policy = policy
+        self.max_inflight = max_inflight
 
     def line(self):
         policy = f"  policy {self.policy}" if self.policy else ""
+        budget = f"  max-inflight {self.max_inflight}" \
+            if self.max_inflight is not None else ""
         return (f"forward {self.zone} {{ upstream "
-                f"{' '.join(self.upstreams)}{policy} }}")
+                f"{' '.join(self.upstreams)}{policy}{budget} }}")
 
 
 def config_text(listen_port, forwards, resolv_conf, extra=()):
@@ -128,6 +131,17 @@ class Dnsdamper:
 
     def write_config(self, text):
         self.conf_path.write_text(text)
+
+    def set_forwards(self, forwards, extra=None):
+        """Before start(): replace the forwards (and extra lines, if given)
+        of the generated config, for an upstream that could only be made
+        once this daemon's port was known (one that forwards back to it)."""
+        if self.proc is not None:
+            raise DaemonError("set_forwards() is for a daemon not started")
+        self._forwards = forwards
+        if extra is not None:
+            self._extra = list(extra)
+        self.write_config(self.config(self._forwards, self._extra))
 
     @property
     def control_path(self):

@@ -16,6 +16,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import time
@@ -111,6 +112,47 @@ ready 60 IN TXT "{self.token}"
                 raise BindError(f"zone {origin} does not load:\n"
                                 f"{r.stdout}{r.stderr}\n--- zone:\n{text}")
         self.zones[origin] = path
+
+    def replace_zone(self, origin, text, timeout=10.0):
+        """Serve new text for zone origin, which this running named already
+        serves: check it, rewrite the file, SIGHUP named (it rereads zone
+        files that changed; no rndc needed) and wait until its log says the
+        zone was loaded with the new text's SOA serial, which must be
+        higher than the old one."""
+        origin = _norm(origin)
+        if origin not in self.zones or self.proc is None:
+            raise BindError(f"replace_zone: {origin} is not being served")
+        m = re.search(r"\bSOA\s+\S+\s+\S+\s+(\d+)\b", text)
+        if m is None:
+            raise BindError("replace_zone: no SOA serial in the new text")
+        serial = int(m.group(1))
+        path = self.zones[origin]
+        old = path.read_text()
+        path.write_text(text)
+        checker = checkzone_binary()
+        if checker:
+            r = subprocess.run([checker, origin, str(path)],
+                               capture_output=True, text=True, timeout=30)
+            if r.returncode != 0:
+                path.write_text(old)
+                raise BindError(f"zone {origin} does not load:\n"
+                                f"{r.stdout}{r.stderr}\n--- zone:\n{text}")
+        # a file rewritten within the second of its last load could look
+        # unchanged to named: make its mtime clearly newer
+        later = time.time() + 1
+        os.utime(path, (later, later))
+        mark = os.path.getsize(self.log_path)
+        proc.signal_pid(self.proc, signal.SIGHUP)
+        loaded = re.compile(rf"zone {re.escape(origin)}/IN: loaded serial "
+                            rf"{serial}\b")
+        deadline = time.monotonic() + timeout
+        while not loaded.search(self.log_text(mark)):
+            if time.monotonic() > deadline or not self.alive():
+                raise BindError(f"named ({self.label}) did not load serial "
+                                f"{serial} of {origin} within {timeout}s:\n"
+                                f"{self.log_text(mark)}")
+            time.sleep(0.02)
+        return self
 
     def add_zone_file(self, path):
         """Serve the zone in file path; its origin is the file name less

@@ -1,0 +1,122 @@
+"""Upstream health (dnsdamper.conf(5) "Upstream health"): after 3 failures
+in a row an upstream is marked down and logged; resolutions try it only
+after the upstreams that are up; it is probed with a query for its zone's
+SOA 1 s after it was marked down, then with the interval doubled (2 s,
+4 s, ... up to 60 s); it is marked up again, and logged, only when it
+answers.
+
+The upstream under test is a Recorder (dnstest/upstream.py) that logs
+every query with its arrival time: dropping them first (down), relaying
+them to a named later (up). A second upstream, a named, keeps the zone
+answered meanwhile. upstream-timeout 100ms fixes every timeout at 100 ms,
+so that failures come fast and each probe ends (query-timeout 1 s) long
+before the next one starts.
+"""
+
+import re
+import time
+
+import dns.rcode
+import pytest
+
+from dnstest import query
+from dnstest.daemon import Forward
+from dnstest.zonetext import zone
+
+ORIGIN = "hl.test"
+ZONE = zone(ORIGIN, 300, ["* A 192.0.2.50"])
+CONF = ["upstream-timeout 100ms", "query-timeout 1s"]
+PROBE_FIRST = 1.0       # s, UPSTREAM_PROBE_FIRST: 1 s after marked down
+QUERY_TIMEOUT = 1.0     # s: a probe's retransmissions all fall within it
+TICK = 1.0              # s: down upstreams are looked at once a second, so
+                        # a probe may go up to 1 s after it is due
+SLACK = 0.5             # s, a loaded machine; never a tight bound
+
+
+def _probe_starts(rec):
+    """Arrival times of the first query of each probe: SOA queries that
+    come more than a query-timeout after the previous one (a probe's own
+    retransmissions come within its query-timeout)."""
+    starts, last = [], None
+    for a in rec.log(qtype="SOA"):
+        assert a.qname.lower() == ORIGIN, f"probe for {a.qname}, want " \
+            f"the zone's SOA ({ORIGIN})"
+        if last is None or a.t - last > QUERY_TIMEOUT:
+            starts.append(a.t)
+        last = a.t
+    return starts
+
+
+def _wait_probes(rec, n, timeout):
+    deadline = time.monotonic() + timeout
+    while len(_probe_starts(rec)) < n:
+        assert time.monotonic() < deadline, \
+            f"fewer than {n} SOA probes within {timeout}s: " \
+            f"{rec.log(qtype='SOA')}"
+        time.sleep(0.02)
+    return _probe_starts(rec)
+
+
+@pytest.mark.timeout_s(40)
+def test_down_after_3_failures_probed_with_soa_backoff_then_up(
+        new_bind, recorder, dnsdamper, bind):
+    ns = new_bind("hl", {ORIGIN: ZONE})
+    rec = recorder()                            # drops everything for now
+    d = dnsdamper([Forward(ORIGIN, [rec, ns], "order"), Forward(".", [bind])],
+                  extra=CONF)
+    name = f"127.0.0.1:{rec.port}"
+    log_mark = d.log_size()
+
+    # 1. policy order: rec first; it times out (100 ms), ns answers. With
+    # the loop probe rec also gets (and its retransmission), that is 3
+    # failures in a row: rec is down.
+    r = query.udp(d.port, "a1.hl.test")
+    assert query.addresses(r) == {"192.0.2.50"}, r.text()
+    d.wait_log(rf"upstream {re.escape(name)} is down after 3 failures in a "
+               rf"row", since=log_mark, timeout=3.0)
+    seen_down = time.monotonic()
+    assert len(rec.log()) >= 3, rec.log()
+    # it was marked down at its 3rd failure, after its 3rd query arrived
+    down_after = rec.log()[2].t
+
+    # 2. while it is down, resolutions go to ns first: rec is not asked
+    since = time.monotonic()
+    r = query.udp(d.port, "a2.hl.test")
+    assert query.addresses(r) == {"192.0.2.50"}, r.text()
+    assert "a2.hl.test" not in rec.names(since=since, qtype="A")
+
+    # 3. probes: SOA of the zone, the first 1 s after it went down, the
+    # next 2 s after that, the next 4 s after that (back-off doubled).
+    # Probes are sent from a once-a-second tick, so each may come up to
+    # 1 s after it is due: 1 s can look like 2 s, but never like 4 s.
+    p1, p2, p3 = _wait_probes(rec, 3, PROBE_FIRST + 2 + 4 + 3 * TICK +
+                              3 * SLACK)
+    assert p1 - down_after >= PROBE_FIRST - 0.05, \
+        f"first probe {p1 - down_after:.3f} s after down, want >= 1 s"
+    assert p1 - seen_down <= PROBE_FIRST + TICK + SLACK, \
+        f"first probe {p1 - seen_down:.3f} s after down, want about 1 s"
+    # 1 s doubled = 2 s, doubled again = 4 s
+    for got, want in ((p2 - p1, 2 * PROBE_FIRST), (p3 - p2, 4 * PROBE_FIRST)):
+        assert want - 0.1 <= got <= want + TICK + SLACK, \
+            f"probes {p1:.3f} {p2:.3f} {p3:.3f}: an interval of " \
+            f"{got:.3f} s, want {want:g} s"
+
+    # 4. it answers again: the next probe (a retransmission of this one,
+    # or the one 8 s later) reaches named, and it is marked up
+    ns_mark = ns.mark()
+    switched = time.monotonic()
+    rec.relay(ns)
+    d.wait_log(rf"upstream {re.escape(name)} is up again", since=log_mark,
+               timeout=8 * PROBE_FIRST + TICK + 2 * SLACK)
+    assert ns.count(ORIGIN, "SOA", since=ns_mark) >= 1, \
+        "named never saw the SOA probe"
+    # from the first probe on, nothing but probes reached it while down
+    down_log = [a for a in rec.log(since=p1) if a.t < switched]
+    assert {a.qtype for a in down_log} == {"SOA"}, down_log
+
+    # 5. up again, it is first in the order again (policy order)
+    since = time.monotonic()
+    r = query.udp(d.port, "a3.hl.test")
+    assert r.rcode == dns.rcode.NOERROR, r.text()
+    assert query.addresses(r) == {"192.0.2.50"}, r.text()
+    assert rec.names(since=since, qtype="A") == ["a3.hl.test"]
