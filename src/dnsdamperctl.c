@@ -124,7 +124,7 @@ connect_to(const char *path)
 	return fd;
 }
 
-static void
+static int
 send_all(int fd, const char *buf, size_t len)
 {
 	ssize_t n;
@@ -135,11 +135,12 @@ send_all(int fd, const char *buf, size_t len)
 				continue;
 			fprintf(stderr, "dnsdamperctl: write: %s\n",
 			    strerror(errno));
-			exit(EXIT_UNREACHABLE);
+			return -1;
 		}
 		buf += n;
 		len -= (size_t)n;
 	}
+	return 0;
 }
 
 /* Buffered reading of the response. */
@@ -233,16 +234,20 @@ exchange(const char *path, const struct request *r)
 	long length = -1;
 	int status = 0, chunked = 0, n;
 
+	int fd = connect_to(path);
+
 	if ((in = calloc(1, sizeof(*in))) == NULL)
 		exit(EXIT_UNREACHABLE);
-	in->fd = connect_to(path);
+	in->fd = fd;
 	n = snprintf(req, sizeof(req), "%s %s HTTP/1.1\r\nHost: dnsdamper\r\n"
 	    "Connection: close\r\nContent-Length: 0\r\n\r\n", r->method,
 	    r->target);
-	send_all(in->fd, req, (size_t)n);
-	if ((l = line(in)) == NULL || sscanf(l, "HTTP/%*s %d", &status) != 1) {
+	if (send_all(in->fd, req, (size_t)n) == -1 ||
+	    (l = line(in)) == NULL || sscanf(l, "HTTP/%*s %d", &status) != 1) {
 		fprintf(stderr, "dnsdamperctl: no answer from %s\n", path);
-		exit(EXIT_UNREACHABLE);
+		close(in->fd);
+		free(in);
+		return EXIT_UNREACHABLE;
 	}
 	while ((l = line(in)) != NULL && *l != '\0') {
 		if (strncasecmp(l, "Transfer-Encoding:", 18) == 0 &&
