@@ -67,39 +67,6 @@ metrics_count_answer(struct metrics *m, enum metrics_source source,
 	metrics_observe(&m->answer_latency, latency_ms);
 }
 
-static void
-histogram_add(struct metrics_histogram *into,
-    const struct metrics_histogram *from)
-{
-	size_t i;
-
-	for (i = 0; i <= METRICS_BUCKETS; i++)
-		into->bucket[i] += from->bucket[i];
-	into->count += from->count;
-	into->sum_ms += from->sum_ms;
-}
-
-void
-metrics_add(struct metrics *into, const struct metrics *from)
-{
-	size_t i, j;
-
-	for (i = 0; i < METRICS_TRANSPORTS; i++)
-		for (j = 0; j < METRICS_QTYPES; j++)
-			into->queries[i][j] += from->queries[i][j];
-	for (i = 0; i < METRICS_SOURCES; i++)
-		for (j = 0; j < METRICS_RCODES; j++)
-			into->answers[i][j] += from->answers[i][j];
-	into->cache_hits += from->cache_hits;
-	into->cache_misses += from->cache_misses;
-	into->prefetches += from->prefetches;
-	into->dropped += from->dropped;
-	into->tcp_accepted += from->tcp_accepted;
-	into->tcp_refused += from->tcp_refused;
-	into->tcp_open += from->tcp_open;
-	histogram_add(&into->answer_latency, &from->answer_latency);
-}
-
 const char *
 metrics_qtype_name(size_t i)
 {
@@ -122,12 +89,6 @@ const char *
 metrics_transport_name(size_t i)
 {
 	return transports[i];
-}
-
-const char *
-metrics_bucket_le(size_t i)
-{
-	return bucket_le[i];
 }
 
 /* Prometheus: label values escape \, " and newline (exposition 0.0.4). */

@@ -63,9 +63,6 @@ void	metrics_count_query(struct metrics *m, enum metrics_transport t,
 void	metrics_count_answer(struct metrics *m, enum metrics_source source,
 	    unsigned rcode, uint64_t latency_ms);
 
-/* metrics_add: add every counter of from to into (for summing workers). */
-void	metrics_add(struct metrics *into, const struct metrics *from);
-
 /*
  * A metrics writer: the walk calls family once per metric, then sample or
  * histogram for each labelled series of it. labels are n (name, value)
@@ -118,7 +115,5 @@ const char *metrics_qtype_name(size_t i);
 const char *metrics_rcode_name(size_t i);
 const char *metrics_source_name(size_t i);
 const char *metrics_transport_name(size_t i);
-/* metrics_bucket_le: the "le" label of bucket i in seconds ("+Inf" last). */
-const char *metrics_bucket_le(size_t i);
 
 #endif

@@ -342,29 +342,17 @@ msg_parse_query(const uint8_t *pkt, size_t len, struct msg_query *q)
 	return MSG_PARSE_OK;
 }
 
-/* The authority SOA of r, or -1. */
+/* The first authority RR of type in r, or -1. */
 static long
-find_soa(const struct msg_response *r)
+find_authority(const struct msg_response *r, uint16_t type)
 {
 	size_t i;
 
 	for (i = 0; i < r->n_rrs; i++)
 		if (r->rrs[i].section == MSG_SECTION_AUTHORITY &&
-		    r->rrs[i].type == MSG_TYPE_SOA)
+		    r->rrs[i].type == type)
 			return (long)i;
 	return -1;
-}
-
-static int
-has_authority_ns(const struct msg_response *r)
-{
-	size_t i;
-
-	for (i = 0; i < r->n_rrs; i++)
-		if (r->rrs[i].section == MSG_SECTION_AUTHORITY &&
-		    r->rrs[i].type == MSG_TYPE_NS)
-			return 1;
-	return 0;
 }
 
 /*
@@ -433,13 +421,13 @@ classify(struct msg_response *r)
 		return r->rcode > 0xf ? MSG_CLASS_FAILURE : MSG_CLASS_OTHER;
 	}
 	answered = follow_chain(r);
-	r->soa_index = find_soa(r);
+	r->soa_index = find_authority(r, MSG_TYPE_SOA);
 	if (r->rcode == MSG_RCODE_NXDOMAIN)
 		return answered ? MSG_CLASS_OTHER : MSG_CLASS_NXDOMAIN;
 	if (answered)
 		return MSG_CLASS_ANSWER;
 	if (r->counts[MSG_SECTION_ANSWER] == 0 && r->soa_index == -1 &&
-	    has_authority_ns(r))
+	    find_authority(r, MSG_TYPE_NS) != -1)
 		return MSG_CLASS_REFERRAL;
 	/* Records, but none for our question: not an answer to trust. */
 	if (r->counts[MSG_SECTION_ANSWER] > 0 && !r->has_cname)

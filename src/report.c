@@ -23,36 +23,50 @@ scalar(const struct metrics_writer *w, const char *name, const char *type,
 	w->end_family(w->ctx);
 }
 
+static double
+query_count(const struct metrics *m, size_t i, size_t j)
+{
+	return (double)m->queries[i][j];
+}
+
+static double
+answer_count(const struct metrics *m, size_t i, size_t j)
+{
+	return (double)m->answers[i][j];
+}
+
+/* A family with two labels: one series per pair of their values. */
+static void
+grid(const struct metrics_writer *w, const struct metrics *m,
+    const char *name, const char *help,
+    const char *l1, const char *(*v1)(size_t), size_t n1,
+    const char *l2, const char *(*v2)(size_t), size_t n2,
+    double (*value)(const struct metrics *, size_t, size_t))
+{
+	const char *labels[4] = { l1, NULL, l2, NULL };
+	size_t i, j;
+
+	w->family(w->ctx, name, "counter", help);
+	for (i = 0; i < n1; i++)
+		for (j = 0; j < n2; j++) {
+			labels[1] = v1(i);
+			labels[3] = v2(j);
+			w->sample(w->ctx, name, labels, 2, value(m, i, j));
+		}
+	w->end_family(w->ctx);
+}
+
 static void
 report_traffic(const struct metrics *m, const struct metrics_writer *w)
 {
-	const char *labels[4];
-	size_t i, j;
-
-	w->family(w->ctx, "dnsdamper_queries_total", "counter",
-	    "Client queries received, by transport and qtype.");
-	for (i = 0; i < METRICS_TRANSPORTS; i++)
-		for (j = 0; j < METRICS_QTYPES; j++) {
-			labels[0] = "transport";
-			labels[1] = metrics_transport_name(i);
-			labels[2] = "qtype";
-			labels[3] = metrics_qtype_name(j);
-			w->sample(w->ctx, "dnsdamper_queries_total", labels, 2,
-			    (double)m->queries[i][j]);
-		}
-	w->end_family(w->ctx);
-	w->family(w->ctx, "dnsdamper_answers_total", "counter",
-	    "Answers sent to clients, by where they came from and rcode.");
-	for (i = 0; i < METRICS_SOURCES; i++)
-		for (j = 0; j < METRICS_RCODES; j++) {
-			labels[0] = "source";
-			labels[1] = metrics_source_name(i);
-			labels[2] = "rcode";
-			labels[3] = metrics_rcode_name(j);
-			w->sample(w->ctx, "dnsdamper_answers_total", labels, 2,
-			    (double)m->answers[i][j]);
-		}
-	w->end_family(w->ctx);
+	grid(w, m, "dnsdamper_queries_total",
+	    "Client queries received, by transport and qtype.",
+	    "transport", metrics_transport_name, METRICS_TRANSPORTS,
+	    "qtype", metrics_qtype_name, METRICS_QTYPES, query_count);
+	grid(w, m, "dnsdamper_answers_total",
+	    "Answers sent to clients, by where they came from and rcode.",
+	    "source", metrics_source_name, METRICS_SOURCES,
+	    "rcode", metrics_rcode_name, METRICS_RCODES, answer_count);
 	w->family(w->ctx, "dnsdamper_answer_duration_seconds", "histogram",
 	    "Time from a query's arrival to its answer.");
 	w->histogram(w->ctx, "dnsdamper_answer_duration_seconds", NULL, 0,
