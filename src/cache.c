@@ -255,12 +255,6 @@ cache_entry_kind(const struct cache_entry *e)
 	return e->kind;
 }
 
-uint32_t
-cache_entry_ttl(const struct cache_entry *e)
-{
-	return e->ttl;
-}
-
 static size_t
 entry_size(const struct cache_entry *e)
 {
@@ -392,6 +386,8 @@ lookup_visit(const void *key, size_t keylen, void *value, void *arg)
 	res->kind = e->kind;
 	res->ttl = e->ttl;
 	res->refresh_failed = e->refresh_failed != 0;
+	res->failed_at = e->refresh_failed;
+	res->expired_at = e->expire;
 	res->may_refresh = e->refresh_failed == 0 || a->now >=
 	    e->refresh_failed + (uint64_t)a->c->lim.stale_refresh_interval *
 	    1000;

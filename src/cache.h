@@ -85,8 +85,6 @@ struct cache_entry *cache_entry_new(const struct cache *c,
 /* cache_entry_kind: what e holds. */
 enum cache_kind cache_entry_kind(const struct cache_entry *e);
 
-/* cache_entry_ttl: e's lifetime as stored, seconds. */
-uint32_t cache_entry_ttl(const struct cache_entry *e);
 
 /*
  * cache_entry_answer: write e's answer to q into out (capacity cap) as of
@@ -133,6 +131,8 @@ struct cache_result {
 	uint64_t		expires_in;	/* FRESH: ms left */
 	uint32_t		ttl;	/* lifetime it was stored with, s */
 	int			refresh_failed;	/* its last refresh failed */
+	uint64_t		failed_at;	/* then, ms (0 if it did not) */
+	uint64_t		expired_at;	/* ms it expired (STALE) */
 	int			may_refresh;	/* not within
 						 * stale-refresh-interval of
 						 * that failure */

@@ -67,6 +67,7 @@ struct fetch {
 	struct attempt		*attempts;	/* newest first */
 	struct event		*retry;		/* RTO of the newest attempt */
 	struct event		*deadline;
+	uint64_t		 started;	/* ms */
 	TAILQ_HEAD(, fetch_waiter) waiters;
 };
 
@@ -375,7 +376,7 @@ attempt_receive(struct attempt *a, const uint8_t *pkt, size_t len,
 	}
 	a->st->answers++;
 	metrics_observe(&a->st->latency, now - a->sent);
-	upstream_answered(a->up, (uint32_t)(now - a->sent));
+	upstream_answered(a->up, (uint32_t)(now - a->sent), now);
 	fetch_end(f, FETCH_ANSWER, &r, now);
 	msg_response_free(&r);
 }
@@ -564,7 +565,7 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
 	    f->kind != FETCH_LOOP_PROBE) {
 		attempt_log(a, "no answer within its timeout; asking the next");
 		a->st->timeouts++;
-		upstream_timed_out(a->up, a->rto, now);
+		upstream_timed_out(a->up, a->rto, a->sent, now);
 	}
 	fetch_send_next(f, now);
 	fetch_setback(f);
@@ -619,6 +620,7 @@ fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
     uint64_t now, struct fetch_waiter *w)
 {
 	struct fetch *f;
+	int started = 0;
 
 	if ((f = table_find(ctx, key)) != NULL) {
 		ctx->stats.coalesced += w != NULL;
@@ -637,13 +639,23 @@ fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
 		ctx->stats.inflight++;
 		ctx->stats.started++;
 		zone->inflight++;
+		f->started = now;
+		started = 1;
 		fetch_send_next(f, now);
 	}
 	if (w != NULL) {
 		TAILQ_INSERT_TAIL(&f->waiters, w, entry);
 		w->fetch = f;
 	}
-	return 0;
+	return started;
+}
+
+uint64_t
+fetch_started(struct fetch_ctx *ctx, const struct cache_key *key)
+{
+	struct fetch *f = table_find(ctx, key);
+
+	return f != NULL ? f->started : 0;
 }
 
 /* A fetch of (qname, qtype) to upstream u alone, for its own sake. */

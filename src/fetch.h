@@ -96,8 +96,8 @@ void	fetch_ctx_free(struct fetch_ctx *ctx);
  * the fetch's life). Joins the fetch already running for key, if any.
  * Never calls the done callback before returning. The first time an
  * upstream is used (since start or reload) it is also sent a loop probe.
- * Returns 0, or -1 if a new fetch would exceed max-inflight or the zone's
- * own budget.
+ * Returns 1 if it started a fetch, 0 if it joined one, or -1 if a new
+ * fetch would exceed max-inflight or the zone's own budget.
  */
 int	fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
 	    const struct msg_query *q, struct zone_table *zones,
@@ -116,6 +116,12 @@ void	fetch_probe_down(struct fetch_ctx *ctx, struct zone_table *zones,
  * back (its upstream is then marked a loop, upstream_loop), else 0.
  */
 int	fetch_loop_check(struct fetch_ctx *ctx, const struct msg_query *q);
+
+/*
+ * fetch_started: when (ms) the resolution of key now in flight started,
+ * or 0 if none is.
+ */
+uint64_t fetch_started(struct fetch_ctx *ctx, const struct cache_key *key);
 
 /* fetch_leave: stop waiting; the fetch itself goes on. No-op if idle. */
 void	fetch_leave(struct fetch_waiter *w);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 
 #include "log.h"
 #include "systemd.h"
@@ -43,13 +44,26 @@ log_get_level(void)
 	return log_level;
 }
 
+/* "12:34:56.789 " in local time, into buf. */
+static void
+stamp(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	snprintf(buf, len, "%02d:%02d:%02d.%03ld ", tm.tm_hour, tm.tm_min,
+	    tm.tm_sec, ts.tv_nsec / 1000000);
+}
+
 static void
 log_vwrite(enum log_level level, const char *errstr, const char *fmt,
     va_list ap)
 {
 	static const char *const names[] = { "warning", "info", "debug" };
 	static const int priorities[] = { LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	char msg[1024], full[1200];
+	char msg[1024], full[1200], stamp_buf[32] = "";
 
 	if (level > log_level)
 		return;
@@ -65,13 +79,16 @@ log_vwrite(enum log_level level, const char *errstr, const char *fmt,
 			systemd_journal_write(priorities[level], full);
 		return;
 	}
+	/* With -v, times, so that a trace can be laid beside a capture. */
+	if (log_level == LOG_LEVEL_DEBUG)
+		stamp(stamp_buf, sizeof(stamp_buf));
 	/* One fprintf per message so concurrent threads do not interleave. */
 	if (errstr != NULL)
-		fprintf(stderr, "%s: %s: %s: %s\n", log_progname,
+		fprintf(stderr, "%s%s: %s: %s: %s\n", stamp_buf, log_progname,
 		    names[level], msg, errstr);
 	else
-		fprintf(stderr, "%s: %s: %s\n", log_progname, names[level],
-		    msg);
+		fprintf(stderr, "%s%s: %s: %s\n", stamp_buf, log_progname,
+		    names[level], msg);
 }
 
 void

@@ -134,7 +134,7 @@ prom_sample(void *ctx, const char *name, const char *const *labels,
 {
 	evbuffer_add_printf(ctx, "%s", name);
 	prom_labels(ctx, labels, n, NULL, NULL);
-	evbuffer_add_printf(ctx, " %.17g\n", value);
+	evbuffer_add_printf(ctx, " %.9g\n", value);
 }
 
 static void
@@ -229,7 +229,7 @@ json_sample(void *ctx, const char *name, const char *const *labels,
 
 	(void)name;
 	json_series(j, labels, n);
-	evbuffer_add_printf(j->buf, ", \"value\": %.17g}", value);
+	evbuffer_add_printf(j->buf, ", \"value\": %.9g}", value);
 }
 
 static void
@@ -310,7 +310,7 @@ text_sample(void *ctx, const char *name, const char *const *labels, size_t n,
 	if (value == 0)
 		return;
 	text_series(ctx, name, labels, n);
-	evbuffer_add_printf(ctx, " %.17g\n", value);
+	evbuffer_add_printf(ctx, " %.9g\n", value);
 }
 
 static void

@@ -8,7 +8,8 @@
 #include "worker.h"
 
 #define SRV_TARGETS_MAX		16
-#define WINDOW_RTOS		3
+/* A refresh with two lost attempts still lands: R, then 2R, then R. */
+#define WINDOW_RTOS		4
 
 uint64_t
 prefetch_window(const struct zone *zone, uint32_t ttl)
@@ -25,7 +26,11 @@ prefetch_window(const struct zone *zone, uint32_t ttl)
 	return window < life / 2 ? window : life / 2;
 }
 
-/* Resolve q in the background, for the cache alone. */
+/*
+ * Resolve q in the background, for the cache alone. Returns 0 if that
+ * started a fetch (a prefetch to count), -1 if one was running already or
+ * none may start.
+ */
 static int
 refresh(struct worker *w, const struct msg_query *q,
     const struct cache_key *key, uint64_t now)
@@ -36,7 +41,7 @@ refresh(struct worker *w, const struct msg_query *q,
 	if (zone == NULL)
 		return -1;
 	return fetch_join(worker_fetches(w), key, q, worker_zones(w), zone,
-	    now, NULL);
+	    now, NULL) == 1 ? 0 : -1;
 }
 
 void
@@ -73,10 +78,14 @@ target_query(const uint8_t *target, size_t len, uint16_t qtype,
 	q->flags = (bits & 2) ? MSG_FLAG_CD : 0;
 }
 
+/*
+ * Fetch a target's address unless it is fresh and not yet due for a
+ * refresh of its own: then it is good for as long as a refresh of it
+ * would be, and fetching it again would only double the traffic.
+ */
 static void
 fetch_target(struct worker *w, const uint8_t *target, size_t len,
-    uint16_t qtype, const struct cache_key *srv_key, uint32_t lifetime,
-    uint64_t now)
+    uint16_t qtype, const struct cache_key *srv_key, uint64_t now)
 {
 	struct cache_result res;
 	struct cache_key key;
@@ -87,8 +96,8 @@ fetch_target(struct worker *w, const uint8_t *target, size_t len,
 	cache_key_make(worker_cache(w), &q.q, q.edns.do_bit,
 	    (q.flags & MSG_FLAG_CD) != 0, &key);
 	cache_lookup(worker_cache(w), &key, &q, NULL, now, NULL, 0, &res);
-	if (res.state == CACHE_FRESH &&
-	    res.expires_in >= (uint64_t)lifetime * 1000)
+	if (res.state == CACHE_FRESH && res.expires_in > prefetch_window(
+	    zone_find(worker_zones(w), key.data, len), res.ttl))
 		return;
 	if (refresh(w, &q, &key, now) == 0)
 		worker_metrics(w)->prefetches++;
@@ -96,7 +105,7 @@ fetch_target(struct worker *w, const uint8_t *target, size_t len,
 
 void
 prefetch_srv_targets(struct worker *w, const struct msg_response *r,
-    const struct cache_key *key, uint32_t lifetime, uint64_t now)
+    const struct cache_key *key, uint64_t now)
 {
 	uint8_t target[MSG_NAME_MAX];
 	const struct msg_rr *rr;
@@ -117,10 +126,8 @@ prefetch_srv_targets(struct worker *w, const struct msg_response *r,
 		/* "." means no service is available: nothing to fetch. */
 		if (len <= 1)
 			continue;
-		fetch_target(w, target, (size_t)len, MSG_TYPE_A, key, lifetime,
-		    now);
-		fetch_target(w, target, (size_t)len, MSG_TYPE_AAAA, key,
-		    lifetime, now);
+		fetch_target(w, target, (size_t)len, MSG_TYPE_A, key, now);
+		fetch_target(w, target, (size_t)len, MSG_TYPE_AAAA, key, now);
 		done++;
 	}
 }

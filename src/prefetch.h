@@ -17,9 +17,10 @@ struct worker;
 /*
  * prefetch_window: how long (ms) before expiry an entry stored with a
  * lifetime of ttl seconds should be refreshed when asked for: the last
- * 10 % of its life (as Unbound's prefetch), widened to three of the
- * zone's current best retransmission timeouts so that a refresh still
- * lands in time under jitter and loss, but never more than half its life.
+ * 10 % of its life (as Unbound's prefetch), widened to four of the
+ * zone's current best retransmission timeouts, so that a refresh that
+ * loses two attempts (the second with a doubled timeout) still lands in
+ * time, but never more than half its life.
  */
 uint64_t prefetch_window(const struct zone *zone, uint32_t ttl);
 
@@ -36,11 +37,11 @@ void	prefetch_maybe(struct worker *w, const struct msg_query *q,
 /*
  * prefetch_srv_targets: r answered an SRV question asked with the DO and
  * CD bits of key; fetch in the background the A and AAAA of each target
- * (at most 16) unless cached and fresh for at least lifetime more seconds
- * (the SRV set's), so that a client's next lookup is a hit and a stale SRV
- * set is not left without addresses. No-op unless srv-prefetch-targets.
+ * (at most 16) unless cached, fresh and not yet in its own prefetch
+ * window, so that a client's next lookup is a hit and a stale SRV set is
+ * not left without addresses. No-op unless srv-prefetch-targets.
  */
 void	prefetch_srv_targets(struct worker *w, const struct msg_response *r,
-	    const struct cache_key *key, uint32_t lifetime, uint64_t now);
+	    const struct cache_key *key, uint64_t now);
 
 #endif

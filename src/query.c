@@ -179,7 +179,7 @@ query_wait(struct worker *w, const struct msg_query *q,
 		}
 	}
 	if (fetch_join(worker_fetches(w), key, q, worker_zones(w), zone, now,
-	    &qr->waiter) == -1) {
+	    &qr->waiter) < 0) {
 		if (qr->client_timer != NULL)
 			event_free(qr->client_timer);
 		free(qr);
@@ -191,27 +191,46 @@ query_wait(struct worker *w, const struct msg_query *q,
 }
 
 /*
+ * Whether a client should wait for the refresh of an expired entry: not
+ * when it is known to be hopeless (its last refresh failed, every
+ * upstream of the zone is down) or already late (a prefetch started
+ * before it expired has not ended: the upstream is slow right now).
+ */
+static int
+worth_waiting(struct worker *w, const struct cache_key *key,
+    const struct cache_result *res, const struct zone *zone)
+{
+	uint64_t started;
+
+	if (zone == NULL || worker_config(w)->client_timeout == 0 ||
+	    res->refresh_failed ||
+	    upstream_all_down(zone->upstreams, zone->n_upstreams))
+		return 0;
+	started = fetch_started(worker_fetches(w), key);
+	return started == 0 || started >= res->expired_at;
+}
+
+/*
  * RFC 8767 §5: an expired entry (its stale answer already in out) is
- * refreshed. A client waits for that refresh at most client-timeout, and
- * not at all when it is known to be hopeless: the entry's last refresh
- * failed, or every upstream of its zone is down. Then the stale answer
- * goes out at once and the refresh, if allowed yet, runs in the
- * background.
+ * refreshed. A client waits for that refresh at most client-timeout, or
+ * not at all (worth_waiting); then the stale answer goes out at once and
+ * the refresh, if allowed yet, runs in the background. A failed refresh
+ * waits stale-refresh-interval before the next, unless an upstream of
+ * the zone has come back since.
  */
 static enum query_status
 query_stale(struct worker *w, const struct msg_query *q,
     const struct cache_key *key, const struct cache_result *res,
     const struct client *c, uint64_t now)
 {
-	const struct config *conf = worker_config(w);
 	struct zone *zone;
 
 	zone = zone_find(worker_zones(w), key->data, q->q.qname_len);
-	if (zone != NULL && !res->refresh_failed && conf->client_timeout > 0 &&
-	    !upstream_all_down(zone->upstreams, zone->n_upstreams) &&
-	    query_wait(w, q, key, zone, c, now, conf->client_timeout) == 0)
+	if (worth_waiting(w, key, res, zone) && query_wait(w, q, key, zone, c,
+	    now, worker_config(w)->client_timeout) == 0)
 		return QUERY_PENDING;
-	if (zone != NULL && res->may_refresh)
+	if (zone != NULL && (res->may_refresh || upstream_recovered(
+	    zone->upstreams, zone->n_upstreams, res->failed_at)))
 		(void)fetch_join(worker_fetches(w), key, q, worker_zones(w),
 		    zone, now, NULL);
 	return QUERY_ANSWERED;
@@ -362,7 +381,6 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 	if (e == NULL)
 		return;
 	if (cache_entry_kind(e) == CACHE_POSITIVE)
-		prefetch_srv_targets(w, res->r, res->key,
-		    cache_entry_ttl(e), res->now);
+		prefetch_srv_targets(w, res->r, res->key, res->now);
 	cache_insert(worker_cache(w), res->key, e);
 }

@@ -98,12 +98,14 @@ upstream_rto(const struct upstream *u)
 }
 
 void
-upstream_answered(struct upstream *u, uint32_t rtt_ms)
+upstream_answered(struct upstream *u, uint32_t rtt_ms, uint64_t now)
 {
 	rtt_sample(&u->rtt, rtt_ms, timeout_min, timeout_max);
 	u->fails = 0;
+	u->last_answer = now;
 	if (u->down) {
 		u->down = 0;
+		u->up_since = now;
 		n_down--;
 		log_info("upstream %s is up again", u->name);
 	}
@@ -130,10 +132,23 @@ upstream_failed(struct upstream *u, uint64_t now)
 }
 
 void
-upstream_timed_out(struct upstream *u, uint32_t used_ms, uint64_t now)
+upstream_timed_out(struct upstream *u, uint32_t used_ms, uint64_t sent,
+    uint64_t now)
 {
 	rtt_timeout(&u->rtt, used_ms, timeout_min, timeout_max);
-	count_failure(u, now);
+	if (u->last_answer < sent)
+		count_failure(u, now);
+}
+
+int
+upstream_recovered(struct upstream *const *pool, size_t n, uint64_t since)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!pool[i]->down && pool[i]->up_since > since)
+			return 1;
+	return 0;
 }
 
 int

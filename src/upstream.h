@@ -43,6 +43,8 @@ struct upstream {
 	struct rtt	 rtt;
 	uint32_t	 fails;		/* consecutive failures */
 	int		 down;		/* skipped while others are up */
+	uint64_t	 last_answer;	/* ms of its latest usable answer */
+	uint64_t	 up_since;	/* ms it was last marked up again */
 	uint64_t	 next_probe;	/* when down: next probe, ms */
 	uint32_t	 probe_backoff;	/* when down: ms */
 	int		 no_case;	/* does not echo 0x20 case */
@@ -86,10 +88,10 @@ struct upstream *upstream_first(void);
 uint32_t upstream_rto(const struct upstream *u);
 
 /*
- * upstream_answered: u answered usefully rtt_ms after the query; it is up
- * (again, logged) and its failures are forgotten.
+ * upstream_answered: u answered usefully at now, rtt_ms after the query;
+ * it is up (again, logged) and its failures are forgotten.
  */
-void	upstream_answered(struct upstream *u, uint32_t rtt_ms);
+void	upstream_answered(struct upstream *u, uint32_t rtt_ms, uint64_t now);
 
 /*
  * upstream_failed: u answered SERVFAIL/REFUSED/garbage, or the kernel
@@ -98,9 +100,21 @@ void	upstream_answered(struct upstream *u, uint32_t rtt_ms);
  */
 void	upstream_failed(struct upstream *u, uint64_t now);
 
-/* upstream_timed_out: a query sent at timeout used_ms got no answer by
- * now; counts as a failure and backs the RTO off (RFC 6298 §5.5). */
-void	upstream_timed_out(struct upstream *u, uint32_t used_ms, uint64_t now);
+/*
+ * upstream_timed_out: a query sent at sent (ms) with timeout used_ms got
+ * no answer by now. The RTO backs off (RFC 6298 §5.5); it counts as a
+ * failure only if u has not answered anything since sent: a slow upstream
+ * still answering others is late, not down.
+ */
+void	upstream_timed_out(struct upstream *u, uint32_t used_ms, uint64_t sent,
+	    uint64_t now);
+
+/*
+ * upstream_recovered: 1 if some upstream of pool (n) was marked up again
+ * after since (ms): what failed before then may be worth trying again.
+ */
+int	upstream_recovered(struct upstream *const *pool, size_t n,
+	    uint64_t since);
 
 /*
  * upstream_probe_due: 1 if u is down and its probe time has come, in which

@@ -462,3 +462,78 @@ def test_waiting_client_gets_stale_once_every_upstream_goes_down(
                timeout=1.0)
     assert r.received - r.sent < client_timeout / 2, \
         f"stale answer after {r.received - r.sent:.3f} s"
+
+
+def test_late_prefetch_means_stale_at_once(new_bind, faultproxy, dnsdamper,
+                                           bind):
+    """A refresh that started before the entry expired (a prefetch) and
+    has not ended when it expires is late: the upstream is slow right now,
+    so a client asking then gets the stale answer at once instead of
+    waiting up to client-timeout for it.
+
+    The upstream answers 2.5 s late; upstream-timeout 3s fixes every
+    timeout at 3 s (no retransmission). TTL 4 s, so the prefetch window is
+    half the life, 2 s (10 % of 4 s, widened to 4 * 3 s, capped at half).
+    Timeline from the first answer at t=0: expiry at 4 s; a query at 2.5 s
+    starts the prefetch (answered at 5 s); a query at 4.3 s finds it
+    expired with that prefetch in flight."""
+    ttl = 4
+    ns = new_bind("lp", {"lp.test": zone("lp.test", ttl, ["x A 192.0.2.24"])})
+    fp = faultproxy(ns, delay_mean=2500, delay_stddev=0)
+    d = dnsdamper([Forward("lp.test", [fp]), Forward(".", [bind])],
+                  extra=["upstream-timeout 3s", "query-timeout 6s",
+                         "client-timeout 1800ms"])
+    r = query.udp(d.port, "x.lp.test", timeout=5)
+    assert query.addresses(r) == {"192.0.2.24"}, r.text()
+    t0 = r.received
+    time.sleep(max(0.0, t0 + 2.5 - time.monotonic()))
+    before = fp.stats()["received_udp"]
+    r = query.udp(d.port, "x.lp.test")         # fresh: starts a prefetch
+    stale.assert_fresh(r, ttl)
+    _wait_until(lambda: fp.stats()["received_udp"] > before, 1.0,
+                "no prefetch in the last half of the entry's life")
+    time.sleep(max(0.0, t0 + ttl + 0.3 - time.monotonic()))
+    r = query.udp(d.port, "x.lp.test", timeout=5)
+    assert query.addresses(r) == {"192.0.2.24"}, r.text()
+    stale.assert_stale(r, STALE_TTL)
+    # at once, not after the prefetch's answer (0.7 s away) nor after
+    # client-timeout (1.8 s)
+    assert r.received - r.sent < 0.4, \
+        f"stale answer after {r.received - r.sent:.3f} s"
+
+
+def test_refresh_retried_as_soon_as_an_upstream_is_back(
+        new_bind, faultproxy, dnsdamper, bind):
+    """After a failed refresh the entry waits stale-refresh-interval (1 h
+    here) before the next, unless an upstream of its zone comes back up
+    meanwhile: then the next query (still answered stale, at once) starts
+    a refresh, and the one after it is fresh."""
+    ttl = 2
+    ns = new_bind("rc", {"rc.test": zone("rc.test", ttl,
+                                         ["x A 192.0.2.25",
+                                          "* A 192.0.2.26"])})
+    fp = faultproxy(ns)
+    d = dnsdamper([Forward("rc.test", [fp]), Forward(".", [bind])],
+                  extra=["stale-refresh-interval 1h", "client-timeout 500ms",
+                         "upstream-timeout 200ms", "query-timeout 1s"])
+    r = query.udp(d.port, "x.rc.test")
+    assert query.addresses(r) == {"192.0.2.25"}, r.text()
+    mark = d.log_size()
+    fp.set(outage=True)
+    time.sleep(max(0.0, r.received + ttl + 0.2 - time.monotonic()))
+    # the refresh fails (timeouts) and the upstream goes down with it
+    r = query.udp(d.port, "x.rc.test", timeout=5)
+    stale.assert_stale(r, STALE_TTL)
+    for i in range(3):
+        query.udp(d.port, f"z{i}.rc.test", timeout=5)
+    d.wait_log(rf"upstream 127\.0\.0\.1:{fp.port} is down", since=mark,
+               timeout=5.0)
+    # it comes back; a probe (1 s after it went down) marks it up
+    fp.clear()
+    d.wait_log(rf"upstream 127\.0\.0\.1:{fp.port} is up again", since=mark,
+               timeout=5.0)
+    r = query.udp(d.port, "x.rc.test")
+    stale.assert_stale(r, STALE_TTL)           # at once, and a refresh
+    assert r.received - r.sent < 0.4
+    r = _poll_fresh(d, "x.rc.test", "A", 3.0, "192.0.2.25")
+    stale.assert_fresh(r, ttl)

@@ -176,7 +176,7 @@ START_TEST(health_down_up_probe)
 	pool_get();
 	/* UPSTREAM_DOWN_AFTER = 3 failures in a row mark it down. */
 	upstream_failed(pool[0], now);
-	upstream_timed_out(pool[0], 400, now);
+	upstream_timed_out(pool[0], 400, now - 400, now);
 	ck_assert(!pool[0]->down);
 	ck_assert(!upstream_any_down());
 	upstream_failed(pool[0], now);
@@ -205,12 +205,40 @@ START_TEST(health_down_up_probe)
 	/* A timeout doubled the RTO it was sent with: 400 -> 800 ms. */
 	ck_assert_uint_eq(upstream_rto(pool[0]), 800);
 	/* Only an answer brings it back. */
-	upstream_answered(pool[0], 10);
+	upstream_answered(pool[0], 10, now);
 	ck_assert(!pool[0]->down);
 	ck_assert(!upstream_any_down());
 	ck_assert_uint_eq(pool[0]->fails, 0);
 	ck_assert(!upstream_probe_due(pool[0], now + 1000000));
 	ck_assert(!upstream_all_down(pool, 3));
+	pool_put();
+}
+END_TEST
+
+START_TEST(late_is_not_down)
+{
+	uint64_t now = 1000000;
+
+	pool_get();
+	/* Answers keep coming (to other queries) while these time out:
+	 * the upstream is late, not down; only the RTO backs off. */
+	upstream_answered(pool[0], 100, now);
+	upstream_timed_out(pool[0], 300, now - 300, now + 1);
+	upstream_timed_out(pool[0], 300, now - 200, now + 2);
+	upstream_timed_out(pool[0], 300, now - 100, now + 3);
+	ck_assert(!pool[0]->down);
+	ck_assert_uint_eq(pool[0]->fails, 0);
+	ck_assert_uint_eq(upstream_rto(pool[0]), 600);
+	/* Silence since they were sent: three of those do mark it down. */
+	upstream_timed_out(pool[0], 600, now + 10, now + 700);
+	upstream_timed_out(pool[0], 600, now + 20, now + 710);
+	upstream_timed_out(pool[0], 600, now + 30, now + 720);
+	ck_assert(pool[0]->down);
+	/* Up again at now + 5000: what failed before then may be retried. */
+	ck_assert(!upstream_recovered(pool, 1, now));
+	upstream_answered(pool[0], 100, now + 5000);
+	ck_assert(upstream_recovered(pool, 1, now + 4999));
+	ck_assert(!upstream_recovered(pool, 1, now + 5000));
 	pool_put();
 }
 END_TEST
@@ -243,8 +271,8 @@ START_TEST(fastest_explores)
 
 	pool_get();
 	/* Unmeasured ones first, to measure them: pool[2] has no sample. */
-	upstream_answered(pool[0], 80);
-	upstream_answered(pool[1], 20);
+	upstream_answered(pool[0], 80, 1);
+	upstream_answered(pool[1], 20, 1);
 	for (i = 0; i < 1600; i++) {
 		order(CONFIG_POLICY_FASTEST, W("\1a"), out);
 		for (j = 0; j < 3; j++)
@@ -253,7 +281,7 @@ START_TEST(fastest_explores)
 	/* 15/16 of the time the unmeasured one leads; 1/16 another. */
 	ck_assert_int_gt(firsts[2], 1400);
 	ck_assert_int_gt(firsts[0] + firsts[1], 50);
-	upstream_answered(pool[2], 50);
+	upstream_answered(pool[2], 50, 1);
 	memset(firsts, 0, sizeof(firsts));
 	for (i = 0; i < 1600; i++) {
 		order(CONFIG_POLICY_FASTEST, W("\1a"), out);
@@ -350,6 +378,7 @@ zone_suite(void)
 	tcase_add_test(tc, shared_upstreams);
 	tcase_add_test(tc, order_policies);
 	tcase_add_test(tc, health_down_up_probe);
+	tcase_add_test(tc, late_is_not_down);
 	tcase_add_test(tc, loops_excluded);
 	tcase_add_test(tc, fastest_explores);
 	tcase_add_test(tc, hash_rendezvous);
