@@ -21,9 +21,13 @@
 /* Consecutive failures (timeouts, SERVFAIL, REFUSED, unreachable) after
  * which an upstream is marked down. */
 #define UPSTREAM_DOWN_AFTER	3
-/* Re-probe back-off of a down upstream: from 1 s, doubling, up to 60 s. */
+/*
+ * Re-probe back-off of a down upstream: from 1 s, doubling, up to 8 s. One
+ * query in 8 s is no load on a dead server, and clients served stale get
+ * fresh answers again within seconds of its return, not a minute.
+ */
 #define UPSTREAM_PROBE_FIRST	1000
-#define UPSTREAM_PROBE_MAX	60000
+#define UPSTREAM_PROBE_MAX	8000
 
 /* What one upstream did for one forward zone (metrics labels). */
 struct upstream_stats {

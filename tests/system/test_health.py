@@ -2,7 +2,7 @@
 in a row an upstream is marked down and logged; resolutions try it only
 after the upstreams that are up; it is probed with a query for its zone's
 SOA 1 s after it was marked down, then with the interval doubled (2 s,
-4 s, ... up to 60 s); it is marked up again, and logged, only when it
+4 s, up to 8 s); it is marked up again, and logged, only when it
 answers.
 
 The upstream under test is a Recorder (dnstest/upstream.py) that logs
