@@ -15,11 +15,15 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+# started and stopped through the system tests' registry of processes, so
+# that their safety net (and a benchmark's) knows about every proxy
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "system"))
+from dnstest import proc  # noqa: E402
 
 PROGRAM = Path(__file__).resolve().parent / "faultproxy.py"
 PYTHON = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) \
@@ -31,25 +35,6 @@ _SUN_PATH_MAX = 107
 
 class FaultProxyError(AssertionError):
     pass
-
-
-def _spawn(argv, log_path, cwd=None):
-    with open(log_path, "wb") as log:
-        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, cwd=cwd)
-
-
-def _stop(p, sig=signal.SIGTERM, timeout=5.0):
-    killed = False
-    if p.poll() is None:
-        p.send_signal(sig)
-        try:
-            p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            killed = True
-            p.kill()
-            p.wait(timeout)
-    return p.returncode, killed
 
 
 def _flag(key, value):
@@ -67,13 +52,11 @@ class FaultProxy:
     """One faultproxy process. faults are its command-line flags (keys as
     in the control protocol: delay_mean, loss, spoof_kind, ...); schedule a
     path or a dict written to a file; lifetime a safety bound in s after
-    which the proxy exits by itself. spawn and stop default to plain
-    subprocess; the test harness passes its own, which keep a registry of
-    live processes."""
+    which the proxy exits by itself."""
 
     def __init__(self, workdir, upstream_port, *, upstream_host="127.0.0.1",
                  listen_host="127.0.0.1", schedule=None, seed=None,
-                 lifetime=600, spawn=None, stop=None, extra=(), **faults):
+                 lifetime=600, extra=(), **faults):
         for host in (upstream_host, listen_host):
             if not ipaddress.ip_address(host).is_loopback:
                 raise ValueError(f"{host} is not a loopback address")
@@ -95,8 +78,6 @@ class FaultProxy:
         self.lifetime = lifetime
         self.faults = faults
         self.extra = list(extra)
-        self._spawn = spawn or _spawn
-        self._stop = stop or _stop
         self.proc = None
         self.port = None
         self.started = None      # monotonic instant the proxy was ready
@@ -122,7 +103,7 @@ class FaultProxy:
     def start(self, timeout=10.0):
         """Start the proxy; return self once it has printed its port and
         its control socket answers."""
-        self.proc = self._spawn(self.argv(), self.log_path, cwd=self.dir)
+        self.proc = proc.spawn(self.argv(), self.log_path, cwd=self.dir)
         deadline = time.monotonic() + timeout
         while self.port is None:
             for line in self.log_text().splitlines():
@@ -195,7 +176,7 @@ class FaultProxy:
         if self.proc is None:
             return None
         if self.final_stats is None:
-            rc, killed = self._stop(self.proc, signal.SIGTERM, timeout)
+            rc, killed = proc.stop(self.proc, signal.SIGTERM, timeout)
             if killed or rc != 0:
                 raise FaultProxyError(
                     f"faultproxy {'was killed' if killed else 'exited'} "
@@ -206,10 +187,7 @@ class FaultProxy:
         return self.final_stats
 
     def log_text(self):
-        try:
-            return self.log_path.read_text(errors="replace")
-        except FileNotFoundError:
-            return ""
+        return proc.read_log(self.log_path)
 
     def __repr__(self):
         return f"<FaultProxy 127.0.0.1:{self.port} -> {self.upstream}>"

@@ -101,7 +101,6 @@ def main():
             if faults is not None:
                 fp = FaultProxy(work / f"fp{len(label)}", named.port,
                                 seed=1, lifetime=args.seconds + 60,
-                                spawn=proc.spawn, stop=proc.stop,
                                 **faults).start()
                 port = fp.port
             try:

@@ -273,7 +273,7 @@ def faultproxy(tmp_path, request):
         port = getattr(upstream, "port", upstream)
         fp = FaultProxy(tmp_path / f"faultproxy{len(proxies)}", port,
                         schedule=schedule, seed=seed, lifetime=300,
-                        spawn=proc.spawn, stop=proc.stop, **faults)
+                        **faults)
         proxies.append(fp)
         _add_source(request, f"faultproxy{len(proxies) - 1} log",
                     fp.log_text)

@@ -232,12 +232,7 @@ def test_unclean_ends_leave_the_file_alone(dnsdamper, bind, new_bind,
                       extra=[f"cache-file {path}",
                              f"metrics-listen 127.0.0.1:{taken}"],
                       start=False)
-        d.spawn()
-        try:
-            status = d.proc.wait(5.0)
-        finally:
-            d.stopped_by_test = True
-            proc.stop(d.proc)
+        status = d.run_to_exit()
     assert status == 1, d.stderr()
     assert path.read_bytes() == good
 

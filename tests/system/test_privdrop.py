@@ -18,7 +18,7 @@ import stat
 
 import pytest
 
-from dnstest import checks, proc
+from dnstest import checks
 from dnstest.daemon import Forward, binary_path
 
 root_only = pytest.mark.skipif(
@@ -43,17 +43,6 @@ def _config_without_user(d):
     text = d.config(d._forwards, d._extra)
     return "".join(line + "\n" for line in text.splitlines()
                    if line != "user root")
-
-
-def _wait_exit(d, timeout=5.0):
-    """Start d expecting it to exit: its status (it is stopped by PID if
-    it has not exited within timeout s)."""
-    d.spawn()
-    try:
-        return d.proc.wait(timeout)
-    finally:
-        d.stopped_by_test = True
-        proc.stop(d.proc)
 
 
 @root_only
@@ -108,7 +97,7 @@ def test_root_with_unknown_user_refuses_to_start(dnsdamper, bind):
     r = d.check()
     assert r.returncode == 0, r
     assert "user no-such-user-dnsdamper does not exist" in r.stderr, r
-    status = _wait_exit(d)
+    status = d.run_to_exit()
     assert status == 1, d.stderr()
     assert "user no-such-user-dnsdamper does not exist" in d.stderr()
 
@@ -125,7 +114,7 @@ def test_root_without_user_needs_user_dnsdamper(dnsdamper, bind):
     except KeyError:
         pw = None
     if pw is None:
-        status = _wait_exit(d)
+        status = d.run_to_exit()
         assert status == 1, d.stderr()
         assert "user dnsdamper does not exist: create it (useradd --system " \
             "--no-create-home --shell /usr/sbin/nologin dnsdamper)" in \

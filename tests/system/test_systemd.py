@@ -30,7 +30,7 @@ import dns.message
 import dns.rcode
 import pytest
 
-from dnstest import checks, ports, proc, query, wire
+from dnstest import checks, ports, query, wire
 from dnstest.daemon import Forward
 from dnstest.sdnotify import NotifySocket, wrapper
 
@@ -261,12 +261,7 @@ def test_notify_socket_unreachable_is_fatal(dnsdamper, bind, tmp_path):
     would otherwise wait for it and kill the service later anyway."""
     d = dnsdamper([Forward(".", [bind])], start=False,
                   env={"NOTIFY_SOCKET": str(tmp_path / "nobody-here.sock")})
-    d.spawn()
-    try:
-        status = d.proc.wait(5.0)
-    finally:
-        d.stopped_by_test = True
-        proc.stop(d.proc)
+    status = d.run_to_exit()
     assert status == 1, d.stderr()       # dnsdamper(8), SYSTEMD
     assert "cannot tell the service manager we are ready" in d.stderr()
 

@@ -4,7 +4,6 @@ after a good query, messages that trickle in, and a client that never
 reads. Each must leave the daemon serving, and answer what it can."""
 
 import socket
-import struct
 import time
 
 import dns.message

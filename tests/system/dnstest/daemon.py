@@ -173,6 +173,19 @@ class Dnsdamper:
             pass_fds=self.pass_fds)
         return self
 
+    def run_to_exit(self, timeout=5.0):
+        """Start the daemon expecting it to exit by itself: its exit
+        status, or None if it had not exited within timeout s (it is then
+        stopped by PID, and the test owns the stop either way)."""
+        self.spawn()
+        self.stopped_by_test = True
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+        finally:
+            proc.stop(self.proc)
+
     def start(self, timeout=5.0):
         for attempt in range(3):
             self.spawn()
@@ -268,12 +281,7 @@ class Dnsdamper:
         return proc.stop(self.proc, signal.SIGTERM, timeout)
 
     def stderr(self, since=0):
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(since)
-                return f.read().decode("utf-8", "replace")
-        except FileNotFoundError:
-            return ""
+        return proc.read_log(self.log_path, since)
 
     def check(self, conf_path=None, timeout=10.0):
         """Run `dnsdamper -t -c conf_path`; returns CompletedProcess (text).

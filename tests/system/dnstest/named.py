@@ -267,12 +267,7 @@ controls {{ }};
     # --- query log -------------------------------------------------------
 
     def log_text(self, since=0):
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(since)
-                return f.read().decode("utf-8", "replace")
-        except FileNotFoundError:
-            return ""
+        return proc.read_log(self.log_path, since)
 
     def sync(self, timeout=5.0):
         """Barrier: ask named for a fresh name and wait until that query is

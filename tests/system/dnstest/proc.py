@@ -24,6 +24,17 @@ def spawn(argv, log_path, cwd=None, env=None, pass_fds=()):
     return p
 
 
+def read_log(log_path, since=0):
+    """What a spawned process has written to log_path from octet since on,
+    decoded leniently; "" if the file does not exist yet."""
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(since)
+            return f.read().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return ""
+
+
 def alive(p):
     return p.poll() is None
 
