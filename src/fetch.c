@@ -222,6 +222,13 @@ count_sent(struct attempt *a)
 	a->st->queries++;
 }
 
+/* A question clients asked that the upstream failed, for its probes. */
+static const struct msg_question *
+clients_question(const struct fetch *f)
+{
+	return f->kind == FETCH_RESOLVE ? &f->q.q : NULL;
+}
+
 /*
  * The upstream failed us: count it, and it counts to being down; except
  * for a loop probe, whose made-up name a healthy upstream may refuse.
@@ -232,7 +239,7 @@ count_failure(struct attempt *a, uint64_t now)
 	if (a->f->kind == FETCH_LOOP_PROBE)
 		return;
 	a->st->failures++;
-	upstream_failed(a->up, now);
+	upstream_failed(a->up, clients_question(a->f), now);
 }
 
 /* With -v: what happened to attempt a, e.g. "answered SERVFAIL". */
@@ -565,7 +572,8 @@ retry_cb(evutil_socket_t fd, short what, void *arg)
 	    f->kind != FETCH_LOOP_PROBE) {
 		attempt_log(a, "no answer within its timeout; asking the next");
 		a->st->timeouts++;
-		upstream_timed_out(a->up, a->rto, a->sent, now);
+		upstream_timed_out(a->up, clients_question(f), a->rto,
+		    a->sent, now);
 	}
 	fetch_send_next(f, now);
 	fetch_setback(f);
@@ -658,27 +666,60 @@ fetch_started(struct fetch_ctx *ctx, const struct cache_key *key)
 	return f != NULL ? f->started : 0;
 }
 
-/* A fetch of (qname, qtype) to upstream u alone, for its own sake. */
+/* A fetch of question qq to upstream u alone, for its own sake. */
 static void
 probe_start(struct fetch_ctx *ctx, enum fetch_kind kind, struct upstream *u,
-    struct zone_table *zones, struct zone *zone, const uint8_t *qname,
-    size_t qname_len, uint16_t qtype, uint64_t now)
+    struct zone_table *zones, struct zone *zone,
+    const struct msg_question *qq, uint64_t now)
 {
 	struct msg_query q;
 	struct cache_key key;
 	struct fetch *f;
 
 	memset(&q, 0, sizeof(q));
-	memcpy(q.q.qname, qname, qname_len);
-	q.q.qname_len = (uint8_t)qname_len;
-	q.q.qtype = qtype;
-	q.q.qclass = MSG_CLASS_IN;
+	q.q = *qq;
 	memset(&key, 0, sizeof(key));
 	if ((f = fetch_new(ctx, kind, &key, &q, zones, zone, u)) == NULL)
 		return;
 	f->hnext = ctx->probes;
 	ctx->probes = f;
 	fetch_send_next(f, now);
+}
+
+/* The question (qname, IN, qtype) in q. */
+static void
+question_set(struct msg_question *q, const uint8_t *qname, size_t qname_len,
+    uint16_t qtype)
+{
+	memcpy(q->qname, qname, qname_len);
+	q->qname_len = (uint8_t)qname_len;
+	q->qtype = qtype;
+	q->qclass = MSG_CLASS_IN;
+}
+
+/*
+ * Probe down upstream u, met first in zone z, with two questions: z's
+ * SOA, which a resolver answers even when the names it failed are broken
+ * at their source; and the latest question u failed, if a zone forwarding
+ * to u still claims it, which a server that only answers some names (one
+ * authoritative for a few zones, behind ".") answers when it refuses the
+ * SOA. Either answered marks u up.
+ */
+static void
+probe_down(struct fetch_ctx *ctx, struct zone_table *zones, struct zone *z,
+    struct upstream *u, uint64_t now)
+{
+	const struct msg_question *fq = &u->failed_q;
+	struct msg_question soa;
+	struct zone *fz;
+
+	question_set(&soa, z->name, z->name_len, MSG_TYPE_SOA);
+	probe_start(ctx, FETCH_PROBE, u, zones, z, &soa, now);
+	if (fq->qname_len == 0)
+		return;
+	fz = zone_find(zones, fq->qname, fq->qname_len);
+	if (fz != NULL && zone_uses(fz, u))
+		probe_start(ctx, FETCH_PROBE, u, zones, fz, fq, now);
 }
 
 void
@@ -690,12 +731,9 @@ fetch_probe_down(struct fetch_ctx *ctx, struct zone_table *zones,
 
 	for (i = 0; i < zone_count(zones); i++) {
 		z = zone_at(zones, i);
-		/* The zone's SOA: a question every upstream of it answers. */
 		for (j = 0; j < z->n_upstreams; j++)
 			if (upstream_probe_due(z->upstreams[j], now))
-				probe_start(ctx, FETCH_PROBE, z->upstreams[j],
-				    zones, z, z->name, z->name_len,
-				    MSG_TYPE_SOA, now);
+				probe_down(ctx, zones, z, z->upstreams[j], now);
 	}
 }
 
@@ -710,6 +748,7 @@ loop_probe_start(struct fetch *f, struct upstream *u, uint64_t now)
 {
 	static const uint8_t test[] = "\4test";
 	uint8_t name[MSG_NAME_MAX];
+	struct msg_question q;
 	const uint8_t *suffix = f->zone->name;
 	size_t suffix_len = f->zone->name_len, len;
 	uint32_t r[2];
@@ -726,8 +765,8 @@ loop_probe_start(struct fetch *f, struct upstream *u, uint64_t now)
 	len = 1 + (size_t)snprintf((char *)name + 1, sizeof(name) - 1,
 	    "%08x%08x", r[0], r[1]);
 	memcpy(name + len, suffix, suffix_len);
-	probe_start(f->ctx, FETCH_LOOP_PROBE, u, f->zones, f->zone, name,
-	    len + suffix_len, MSG_TYPE_TXT, now);
+	question_set(&q, name, len + suffix_len, MSG_TYPE_TXT);
+	probe_start(f->ctx, FETCH_LOOP_PROBE, u, f->zones, f->zone, &q, now);
 }
 
 int

@@ -126,16 +126,21 @@ count_failure(struct upstream *u, uint64_t now)
 }
 
 void
-upstream_failed(struct upstream *u, uint64_t now)
+upstream_failed(struct upstream *u, const struct msg_question *q,
+    uint64_t now)
 {
+	if (q != NULL)
+		u->failed_q = *q;
 	count_failure(u, now);
 }
 
 void
-upstream_timed_out(struct upstream *u, uint32_t used_ms, uint64_t sent,
-    uint64_t now)
+upstream_timed_out(struct upstream *u, const struct msg_question *q,
+    uint32_t used_ms, uint64_t sent, uint64_t now)
 {
 	rtt_timeout(&u->rtt, used_ms, timeout_min, timeout_max);
+	if (q != NULL)
+		u->failed_q = *q;
 	if (u->last_answer < sent)
 		count_failure(u, now);
 }

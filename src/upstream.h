@@ -16,6 +16,7 @@
 #include "addr.h"
 #include "config.h"
 #include "metrics.h"
+#include "msg.h"
 #include "rtt.h"
 
 /* Consecutive failures (timeouts, SERVFAIL, REFUSED, unreachable) after
@@ -54,6 +55,9 @@ struct upstream {
 	int		 no_case;	/* does not echo 0x20 case */
 	int		 loop;		/* forwards our queries back to us */
 	int		 loop_checked;	/* a loop probe was sent to it */
+	struct msg_question failed_q;	/* the latest question it failed
+					 * (qname folded), qname_len 0 if
+					 * none: what probes ask too */
 	struct upstream_stats *stats;	/* owned, one per zone using it */
 	size_t		 n_stats;
 	struct upstream	*next;		/* registry chain */
@@ -98,20 +102,23 @@ uint32_t upstream_rto(const struct upstream *u);
 void	upstream_answered(struct upstream *u, uint32_t rtt_ms, uint64_t now);
 
 /*
- * upstream_failed: u answered SERVFAIL/REFUSED/garbage, or the kernel
- * reported it unreachable, at now. UPSTREAM_DOWN_AFTER in a row mark it
- * down (logged) with its first probe UPSTREAM_PROBE_FIRST ms later.
+ * upstream_failed: u answered question q (qname folded; NULL for a probe's
+ * own question) with SERVFAIL/REFUSED/garbage, or the kernel reported it
+ * unreachable, at now. UPSTREAM_DOWN_AFTER in a row mark it down (logged)
+ * with its first probe UPSTREAM_PROBE_FIRST ms later. q, copied, becomes
+ * u->failed_q.
  */
-void	upstream_failed(struct upstream *u, uint64_t now);
+void	upstream_failed(struct upstream *u, const struct msg_question *q,
+	    uint64_t now);
 
 /*
- * upstream_timed_out: a query sent at sent (ms) with timeout used_ms got
- * no answer by now. The RTO backs off (RFC 6298 §5.5); it counts as a
- * failure only if u has not answered anything since sent: a slow upstream
- * still answering others is late, not down.
+ * upstream_timed_out: a query for q (as for upstream_failed) sent at sent
+ * (ms) with timeout used_ms got no answer by now. The RTO backs off (RFC
+ * 6298 §5.5); it counts as a failure only if u has not answered anything
+ * since sent: a slow upstream still answering others is late, not down.
  */
-void	upstream_timed_out(struct upstream *u, uint32_t used_ms, uint64_t sent,
-	    uint64_t now);
+void	upstream_timed_out(struct upstream *u, const struct msg_question *q,
+	    uint32_t used_ms, uint64_t sent, uint64_t now);
 
 /*
  * upstream_recovered: 1 if some upstream of pool (n) was marked up again

@@ -160,6 +160,17 @@ zone_find(const struct zone_table *t, const uint8_t *qname, size_t qname_len)
 	}
 }
 
+int
+zone_uses(const struct zone *z, const struct upstream *u)
+{
+	size_t i;
+
+	for (i = 0; i < z->n_upstreams; i++)
+		if (z->upstreams[i] == u)
+			return 1;
+	return 0;
+}
+
 size_t
 zone_count(const struct zone_table *t)
 {

@@ -50,6 +50,9 @@ void	zone_table_unref(struct zone_table *t);
 struct zone *zone_find(const struct zone_table *t, const uint8_t *qname,
 	    size_t qname_len);
 
+/* zone_uses: 1 if z forwards to upstream u, else 0. */
+int	zone_uses(const struct zone *z, const struct upstream *u);
+
 /* zone_count / zone_at: iterate the zones, in config order. */
 size_t	zone_count(const struct zone_table *t);
 struct zone *zone_at(const struct zone_table *t, size_t i);

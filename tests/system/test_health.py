@@ -1,9 +1,9 @@
 """Upstream health (dnsdamper.conf(5) "Upstream health"): after 3 failures
 in a row an upstream is marked down and logged; resolutions try it only
-after the upstreams that are up; it is probed with a query for its zone's
-SOA 1 s after it was marked down, then with the interval doubled (2 s,
-4 s, up to 8 s); it is marked up again, and logged, only when it
-answers.
+after the upstreams that are up; it is probed 1 s after it was marked
+down, then with the interval doubled (2 s, 4 s, up to 8 s), each probe
+asking for its zone's SOA and for the latest question it failed; it is
+marked up again, and logged, only when it answers.
 
 The upstream under test is a Recorder (dnstest/upstream.py) that logs
 every query with its arrival time: dropping them first (down), relaying
@@ -88,7 +88,8 @@ def test_down_after_3_failures_probed_with_soa_backoff_then_up(
     assert query.addresses(r) == {"192.0.2.50"}, r.text()
     assert "a2.hl.test" not in rec.names(since=since, qtype="A")
 
-    # 3. probes: SOA of the zone, the first 1 s after it went down, the
+    # 3. probes: SOA of the zone (and a1-3.hl.test A, the latest question
+    # it failed), the first 1 s after it went down, the
     # next 2 s after that, the next 4 s after that (back-off doubled).
     # Probes are sent from a once-a-second tick, so each may come up to
     # 1 s after it is due: 1 s can look like 2 s, but never like 4 s.
@@ -113,9 +114,11 @@ def test_down_after_3_failures_probed_with_soa_backoff_then_up(
                timeout=8 * PROBE_FIRST + TICK + 2 * SLACK)
     assert ns.count(ORIGIN, "SOA", since=ns_mark) >= 1, \
         "named never saw the SOA probe"
-    # from the first probe on, nothing but probes reached it while down
+    # from the first probe on, nothing but probes reached it while down:
+    # the zone's SOA and the latest question it failed
     down_log = [a for a in rec.log(since=p1) if a.t < switched]
-    assert {a.qtype for a in down_log} == {"SOA"}, down_log
+    assert {(a.qname.lower(), a.qtype) for a in down_log} == \
+        {(ORIGIN, "SOA"), ("a1-3.hl.test", "A")}, down_log
 
     # 5. up again, it is first in the order again (policy order)
     since = time.monotonic()
@@ -123,3 +126,39 @@ def test_down_after_3_failures_probed_with_soa_backoff_then_up(
     assert r.rcode == dns.rcode.NOERROR, r.text()
     assert query.addresses(r) == {"192.0.2.50"}, r.text()
     assert rec.names(since=since, qtype="A") == ["a3.hl.test"]
+
+
+@pytest.mark.timeout_s(30)
+def test_upstream_that_refuses_the_zone_soa_is_seen_back(
+        new_bind, recorder, dnsdamper):
+    """An upstream that answers only some names under its zone (here a
+    named authoritative for hl.test, forwarded ".") refuses the probe for
+    the zone's SOA (". SOA": REFUSED, a failure). It is still seen back,
+    by the probe for the latest question it failed, and with no client
+    query meanwhile: a down upstream must not depend on clients to be
+    found answering again."""
+    ns = new_bind("hl", {ORIGIN: ZONE})
+    rec = recorder()                            # drops everything for now
+    d = dnsdamper([Forward(".", [rec])], extra=CONF)
+    name = f"127.0.0.1:{rec.port}"
+    # its only upstream is silent (the harness's readiness query already
+    # met that): SERVFAIL after query-timeout, each query's timeouts
+    # (100 ms each) failures in a row; a down upstream that is the only
+    # one is still asked
+    for i in range(1, 4):
+        r = query.udp(d.port, f"r{i}.hl.test", timeout=3.0)
+        assert r.rcode == dns.rcode.SERVFAIL, r.text()
+    d.wait_log(rf"upstream {re.escape(name)} is down after 3 failures in a "
+               rf"row", timeout=1.0)
+    log_mark = d.log_size()
+    # every client's resolution has ended (SERVFAIL): from here on only
+    # probes reach the upstream
+    ns_mark = ns.mark()
+    rec.relay(ns)
+    d.wait_log(rf"upstream {re.escape(name)} is up again", since=log_mark,
+               timeout=8 * PROBE_FIRST + TICK + 2 * SLACK)
+    # the SOA probe was refused; the last question failed was answered
+    assert ns.count(".", "SOA", since=ns_mark) >= 1
+    assert ns.count("r3.hl.test", "A", since=ns_mark) >= 1
+    r = query.udp(ns.port, ".", "SOA")
+    assert r.rcode == dns.rcode.REFUSED, r.text()

@@ -102,6 +102,8 @@ START_TEST(shared_upstreams)
 	ck_assert_uint_eq(zone_at(t, 0)->upstreams[0]->refs, 2);
 	ck_assert(zone_same_upstreams(zone_at(t, 0), zone_at(t, 3)));
 	ck_assert(!zone_same_upstreams(zone_at(t, 0), zone_at(t, 1)));
+	ck_assert(zone_uses(zone_at(t, 3), zone_at(t, 0)->upstreams[0]));
+	ck_assert(!zone_uses(zone_at(t, 1), zone_at(t, 0)->upstreams[0]));
 	/* A second table (a reload) shares them and their state. */
 	t2 = table_of(zones, 4);
 	ck_assert_ptr_eq(zone_at(t, 1)->upstreams[0],
@@ -175,11 +177,11 @@ START_TEST(health_down_up_probe)
 
 	pool_get();
 	/* UPSTREAM_DOWN_AFTER = 3 failures in a row mark it down. */
-	upstream_failed(pool[0], now);
-	upstream_timed_out(pool[0], 400, now - 400, now);
+	upstream_failed(pool[0], NULL, now);
+	upstream_timed_out(pool[0], NULL, 400, now - 400, now);
 	ck_assert(!pool[0]->down);
 	ck_assert(!upstream_any_down());
-	upstream_failed(pool[0], now);
+	upstream_failed(pool[0], NULL, now);
 	ck_assert(pool[0]->down);
 	ck_assert(upstream_any_down());
 	/* Down ones go last, whatever the policy. */
@@ -222,22 +224,43 @@ START_TEST(late_is_not_down)
 	/* Answers keep coming (to other queries) while these time out:
 	 * the upstream is late, not down; only the RTO backs off. */
 	upstream_answered(pool[0], 100, now);
-	upstream_timed_out(pool[0], 300, now - 300, now + 1);
-	upstream_timed_out(pool[0], 300, now - 200, now + 2);
-	upstream_timed_out(pool[0], 300, now - 100, now + 3);
+	upstream_timed_out(pool[0], NULL, 300, now - 300, now + 1);
+	upstream_timed_out(pool[0], NULL, 300, now - 200, now + 2);
+	upstream_timed_out(pool[0], NULL, 300, now - 100, now + 3);
 	ck_assert(!pool[0]->down);
 	ck_assert_uint_eq(pool[0]->fails, 0);
 	ck_assert_uint_eq(upstream_rto(pool[0]), 600);
 	/* Silence since they were sent: three of those do mark it down. */
-	upstream_timed_out(pool[0], 600, now + 10, now + 700);
-	upstream_timed_out(pool[0], 600, now + 20, now + 710);
-	upstream_timed_out(pool[0], 600, now + 30, now + 720);
+	upstream_timed_out(pool[0], NULL, 600, now + 10, now + 700);
+	upstream_timed_out(pool[0], NULL, 600, now + 20, now + 710);
+	upstream_timed_out(pool[0], NULL, 600, now + 30, now + 720);
 	ck_assert(pool[0]->down);
 	/* Up again at now + 5000: what failed before then may be retried. */
 	ck_assert(!upstream_recovered(pool, 1, now));
 	upstream_answered(pool[0], 100, now + 5000);
 	ck_assert(upstream_recovered(pool, 1, now + 4999));
 	ck_assert(!upstream_recovered(pool, 1, now + 5000));
+	pool_put();
+}
+END_TEST
+
+START_TEST(failed_question_kept_for_probes)
+{
+	struct msg_question a = { "\1a\4test", 8, MSG_TYPE_A, MSG_CLASS_IN };
+	struct msg_question srv = { "\4_svc\4_tcp\4test", 16, MSG_TYPE_SRV,
+	    MSG_CLASS_IN };
+	uint64_t now = 1000000;
+
+	pool_get();
+	ck_assert_uint_eq(pool[0]->failed_q.qname_len, 0);
+	upstream_failed(pool[0], &a, now);
+	ck_assert_mem_eq(pool[0]->failed_q.qname, a.qname, 8);
+	/* The latest one; a probe's own failure (NULL) changes nothing. */
+	upstream_timed_out(pool[0], &srv, 400, now - 400, now);
+	upstream_failed(pool[0], NULL, now);
+	ck_assert_uint_eq(pool[0]->failed_q.qname_len, 16);
+	ck_assert_uint_eq(pool[0]->failed_q.qtype, MSG_TYPE_SRV);
+	ck_assert_mem_eq(pool[0]->failed_q.qname, srv.qname, 16);
 	pool_put();
 }
 END_TEST
@@ -378,6 +401,7 @@ zone_suite(void)
 	tcase_add_test(tc, order_policies);
 	tcase_add_test(tc, health_down_up_probe);
 	tcase_add_test(tc, late_is_not_down);
+	tcase_add_test(tc, failed_question_kept_for_probes);
 	tcase_add_test(tc, loops_excluded);
 	tcase_add_test(tc, fastest_explores);
 	tcase_add_test(tc, hash_rendezvous);
