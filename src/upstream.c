@@ -277,15 +277,16 @@ upstream_order(struct upstream *const *pool, size_t n,
 		rp[k].u = pool[i];
 		rp[k].pos = i;
 		/* The top bit puts every down upstream after the up ones. */
-		rp[k].key = sort_key(pool[i], policy, qname, qname_len, i) >> 1 |
-		    (uint64_t)pool[i]->down << 63;
+		rp[k].key = sort_key(pool[i], policy, qname, qname_len, i) >>
+		    1 | (uint64_t)pool[i]->down << 63;
 		up += !pool[i]->down;
 		k++;
 	}
 	qsort(rp, k, sizeof(*rp), policy == CONFIG_POLICY_HASH ?
 	    ranked_cmp_hash : ranked_cmp);
+	/* An unmeasured leader is already being explored: leave it first. */
 	if (policy == CONFIG_POLICY_FASTEST && up > 1 &&
-	    arc4random_uniform(FASTEST_EXPLORE) == 0) {
+	    rp[0].u->rtt.measured && arc4random_uniform(FASTEST_EXPLORE) == 0) {
 		pick = 1 + arc4random_uniform((uint32_t)(up - 1));
 		tmp = rp[0];
 		rp[0] = rp[pick];

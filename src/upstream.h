@@ -151,9 +151,9 @@ void	upstream_loop(struct upstream *u);
  * query for qname (wire, folded, qname_len octets) should try, in order:
  * those up first, then those down; never a loop. Among each, `order` keeps
  * list order; `random` is a uniform permutation; `fastest` sorts by
- * smoothed RTT (unmeasured first; ties in list order) but sends about one
- * query in 16 to another up upstream first, so a recovered one is measured
- * again; `hash` is rendezvous (highest random weight) hashing of qname over
+ * smoothed RTT (unmeasured first; ties in list order) and, once the
+ * leader is measured, sends about one query in 16 to another up upstream
+ * first, so a recovered one is measured again; `hash` is rendezvous (highest random weight) hashing of qname over
  * the upstreams, ties broken by address, so a name sticks to one upstream
  * and a change of pool moves only the names of the upstream added or
  * removed. Returns how many were written (at most n).
