@@ -114,7 +114,7 @@ control_open_tcp(const struct addr *a)
 	    a->len) == 0 && listen(fd, 16) == 0)
 		return fd;
 	saved = errno;
-	log_warn("metrics-listen %s", addr_format(a, name, sizeof(name)));
+	log_err("metrics-listen %s", addr_format(a, name, sizeof(name)));
 	if (fd != -1)
 		close(fd);
 	errno = saved;

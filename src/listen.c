@@ -172,7 +172,7 @@ bind_missing(const struct config *conf, struct listen_socket *s)
 			    strerror(errno));
 			return 1;
 		}
-		log_warn("listen %s", name);
+		log_err("listen %s", name);
 		return -1;
 	}
 	return 0;

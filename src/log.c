@@ -61,8 +61,10 @@ static void
 log_vwrite(enum log_level level, const char *errstr, const char *fmt,
     va_list ap)
 {
-	static const char *const names[] = { "warning", "info", "debug" };
-	static const int priorities[] = { LOG_WARNING, LOG_INFO, LOG_DEBUG };
+	static const char *const names[] = { "error", "warning", "info",
+	    "debug" };
+	static const int priorities[] = { LOG_ERR, LOG_WARNING, LOG_INFO,
+	    LOG_DEBUG };
 	char msg[1024], full[1200], stamp_buf[32] = "";
 
 	if (level > log_level)
@@ -92,6 +94,27 @@ log_vwrite(enum log_level level, const char *errstr, const char *fmt,
 }
 
 void
+log_err(const char *fmt, ...)
+{
+	const char *errstr = strerror(errno);
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_ERR, errstr, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_errx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vwrite(LOG_LEVEL_ERR, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void
 log_warn(const char *fmt, ...)
 {
 	const char *errstr = strerror(errno);
@@ -109,6 +132,16 @@ log_warnx(const char *fmt, ...)
 
 	va_start(ap, fmt);
 	log_vwrite(LOG_LEVEL_WARN, NULL, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_at(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vwrite(level, NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -139,7 +172,7 @@ fatal(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vwrite(LOG_LEVEL_WARN, errstr, fmt, ap);
+	log_vwrite(LOG_LEVEL_ERR, errstr, fmt, ap);
 	va_end(ap);
 	exit(1);
 }
@@ -150,7 +183,7 @@ fatalx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	log_vwrite(LOG_LEVEL_WARN, NULL, fmt, ap);
+	log_vwrite(LOG_LEVEL_ERR, NULL, fmt, ap);
 	va_end(ap);
 	exit(1);
 }

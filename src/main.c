@@ -127,7 +127,7 @@ load_logged(const char *path, struct config *conf, struct evbuffer *errors)
 	fclose(errs);
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
-		log_warnx("%s", line);
+		log_errx("%s", line);
 		if (errors != NULL)
 			evbuffer_add_printf(errors, "%s\n", line);
 	}
@@ -206,7 +206,7 @@ reload(struct daemon *d, struct evbuffer *errors)
 	if (load_logged(d->config_path, &conf, errors) == -1 ||
 	    (routing.new = zone_table_new(&conf)) == NULL) {
 		config_free(&conf);
-		log_warnx("reload failed; still running the previous "
+		log_errx("reload failed; still running the previous "
 		    "configuration");
 		systemd_ready("reload failed; running the previous "
 		    "configuration");
@@ -331,7 +331,7 @@ open_listeners(struct daemon *d)
 	}
 	systemd_listen_free(fds, names, n);
 	if (d->n_socks == 0) {
-		log_warnx("no address to listen on");
+		log_errx("no address to listen on");
 		return -1;
 	}
 	return 0;
@@ -348,7 +348,8 @@ open_privileged(struct daemon *d, struct priv_user *u)
 	const struct config *conf = &d->conf;
 	gid_t gid;
 
-	if (priv_lookup(conf->user, u) == -1 || open_listeners(d) == -1)
+	if (priv_lookup(conf->user, u, LOG_LEVEL_ERR) == -1 ||
+	    open_listeners(d) == -1)
 		return -1;
 	if (configured(conf->control) &&
 	    priv_prepare_dir(conf->control, u) == 0 &&
@@ -435,7 +436,7 @@ start(struct daemon *d)
 	if ((d->cache = cache_new(d->conf.cache_size, &lim)) == NULL ||
 	    (d->zones = zone_table_new(&d->conf)) == NULL ||
 	    (d->base = event_base_new()) == NULL) {
-		log_warn("start-up");
+		log_err("start-up");
 		return -1;
 	}
 	if (d->cache_file != NULL)
@@ -453,7 +454,7 @@ start(struct daemon *d)
 		return -1;
 	d->control_fd = d->metrics_fd = -1;	/* the control owns them */
 	if (start_events(d) == -1) {
-		log_warn("start-up");
+		log_err("start-up");
 		return -1;
 	}
 	log_serving(d);
@@ -531,7 +532,7 @@ check_environment(const struct config *conf)
 	gid_t gid;
 
 	if (geteuid() == 0)
-		(void)priv_lookup(conf->user, &u);
+		(void)priv_lookup(conf->user, &u, LOG_LEVEL_WARN);
 	if (configured(conf->control))
 		(void)priv_group(conf->control_group, &gid);
 }

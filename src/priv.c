@@ -15,7 +15,7 @@
 #include "priv.h"
 
 int
-priv_lookup(const char *user, struct priv_user *u)
+priv_lookup(const char *user, struct priv_user *u, enum log_level level)
 {
 	struct passwd *pw;
 
@@ -31,14 +31,14 @@ priv_lookup(const char *user, struct priv_user *u)
 	}
 	errno = 0;
 	if ((pw = getpwnam(user)) == NULL) {
-		log_warnx("user %s does not exist: create it (useradd --system "
-		    "--no-create-home --shell /usr/sbin/nologin %s), or name "
-		    "another with `user`, or `user root` to stay root", user,
-		    user);
+		log_at(level, "user %s does not exist: create it (useradd "
+		    "--system --no-create-home --shell /usr/sbin/nologin %s), "
+		    "or name another with `user`, or `user root` to stay root",
+		    user, user);
 		return -1;
 	}
 	if (pw->pw_uid == 0) {
-		log_warnx("user %s is root: say `user root` to run as root",
+		log_at(level, "user %s is root: say `user root` to run as root",
 		    user);
 		return -1;
 	}

@@ -8,6 +8,8 @@
 
 #include <sys/types.h>
 
+#include "log.h"
+
 struct priv_user {
 	int	drop;		/* started as root: become uid/gid */
 	uid_t	uid;
@@ -20,9 +22,10 @@ struct priv_user {
  * "root", that user must exist (getpwnam; it is the start-up path, so the
  * lookup may block). Started as root with `user root`, stay root (logged).
  * Not root: stay as we are. Returns 0 and fills *u, or -1 with the reason
- * logged.
+ * logged at level (an error at start-up, a warning for -t).
  */
-int	priv_lookup(const char *user, struct priv_user *u);
+int	priv_lookup(const char *user, struct priv_user *u,
+	    enum log_level level);
 
 /*
  * priv_prepare_dir: create the directory holding path if missing (mode

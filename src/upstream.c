@@ -186,7 +186,7 @@ void
 upstream_loop(struct upstream *u)
 {
 	if (!u->loop)
-		log_warnx("upstream %s sends our queries back to us (a "
+		log_errx("upstream %s sends our queries back to us (a "
 		    "forwarding loop); not using it until reload", u->name);
 	u->loop = 1;
 }

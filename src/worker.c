@@ -79,7 +79,7 @@ worker_new(struct event_base *base, const struct config *conf,
 			goto fail;
 	return w;
 fail:
-	log_warnx("cannot start the worker: out of memory or descriptors");
+	log_errx("cannot start the worker: out of memory or descriptors");
 	worker_free(w);
 	return NULL;
 }

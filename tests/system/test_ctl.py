@@ -167,6 +167,7 @@ def test_reload(ctl_daemon, bind):
     r = _run(d, "reload")
     assert r.returncode == EXIT_DAEMON, r
     assert "reload failed" in r.stderr and \
+        "error: reload failed" in d.stderr() and \
         re.search(rf"{re.escape(d.conf_path.name)}:\d+: min-ttl", r.stderr), \
         r.stderr
     assert r.stdout == ""

@@ -19,8 +19,8 @@ from dnstest.zonetext import zone
 
 
 def _loop_log(fp):
-    return (rf"upstream 127\.0\.0\.1:{fp.port} sends our queries back to us "
-            rf"\(a forwarding loop\); not using it until reload")
+    return (rf"error: upstream 127\.0\.0\.1:{fp.port} sends our queries back "
+            rf"to us \(a forwarding loop\); not using it until reload")
 
 
 def test_upstream_that_forwards_back_to_us_is_found_and_skipped(

@@ -96,10 +96,12 @@ def test_root_with_unknown_user_refuses_to_start(dnsdamper, bind):
     # dnsdamper -t only warns (the file may be meant for another host)
     r = d.check()
     assert r.returncode == 0, r
-    assert "user no-such-user-dnsdamper does not exist" in r.stderr, r
+    assert "warning: user no-such-user-dnsdamper does not exist" in \
+        r.stderr, r
     status = d.run_to_exit()
     assert status == 1, d.stderr()
-    assert "user no-such-user-dnsdamper does not exist" in d.stderr()
+    # the start fails on it: an error (syslog and journal priority 3)
+    assert "error: user no-such-user-dnsdamper does not exist" in d.stderr()
 
 
 @root_only
