@@ -199,7 +199,8 @@ def dnsdamper(tmp_path, request):
 
     The binary must exist: a missing binary fails the test (never skips).
     At teardown each daemon is stopped by PID; one that had died during the
-    test, or that needed SIGKILL, fails the test's teardown."""
+    test, that needed SIGKILL, or that did not exit 0 on SIGTERM fails the
+    test's teardown."""
     daemons = []
 
     def make(forwards, extra=(), start=True, workdir=None, **kw):
@@ -224,6 +225,11 @@ def dnsdamper(tmp_path, request):
         elif killed:
             problems.append(f"dnsdamper{i} did not exit on SIGTERM within "
                             f"5s and was killed")
+        elif status != 0:
+            # a clean stop exits 0; the sanitizer build exits non-zero on
+            # a leak or a memory error found on the way out
+            problems.append(f"dnsdamper{i} exited with status {status} on "
+                            f"SIGTERM")
     if problems:
         pytest.fail("\n".join(problems) + "\n" + "\n".join(
             f"--- dnsdamper{i} stderr:\n{d.stderr()}"
