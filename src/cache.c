@@ -459,19 +459,25 @@ stats_visit(const void *key, size_t keylen, void *value, void *arg)
 	return LRUHASH_KEEP;
 }
 
-void
-cache_stats(struct cache *c, uint64_t now, struct cache_stats *out)
+uint64_t
+cache_stale_slice(struct cache *c, unsigned i, uint64_t now)
 {
 	struct stats_arg a = { c, now, 0 };
+
+	lruhash_walk_slice(c->table, i, stats_visit, &a);
+	return a.stale;
+}
+
+void
+cache_stats(struct cache *c, struct cache_stats *out)
+{
 	struct lruhash_stats ls;
 
-	lruhash_walk(c->table, stats_visit, &a);
 	lruhash_stats(c->table, &ls);
 	out->entries = ls.entries;
 	out->bytes = ls.bytes;
 	out->evictions = ls.evictions;
 	out->max_bytes = c->size;
-	out->stale_entries = a.stale;
 }
 
 /* Whether qname (qlen octets) is name or, with subtree, below it. */
@@ -542,9 +548,9 @@ cache_flush_if(struct cache *c,
 }
 
 unsigned
-cache_shards(const struct cache *c)
+cache_slices(const struct cache *c)
 {
-	return lruhash_shards(c->table);
+	return lruhash_slices(c->table);
 }
 
 struct dump_arg {
@@ -644,14 +650,14 @@ dump_visit(const void *key, size_t keylen, void *value, void *arg)
 }
 
 uint64_t
-cache_dump_shard(struct cache *c, unsigned i, uint64_t now,
+cache_dump_slice(struct cache *c, unsigned i, uint64_t now,
     struct evbuffer *out)
 {
 	struct dump_arg a = { c, now, out, NULL, 0 };
 
 	if ((a.buf = malloc(MSG_MAX_LEN + 64)) == NULL)
 		return 0;
-	lruhash_walk_shard(c->table, i, dump_visit, &a);
+	lruhash_walk_slice(c->table, i, dump_visit, &a);
 	free(a.buf);
 	return a.n;
 }
@@ -692,7 +698,7 @@ export_visit(const void *key, size_t keylen, void *value, void *arg)
 }
 
 void
-cache_export_shard(struct cache *c, unsigned i, uint64_t now,
+cache_export_slice(struct cache *c, unsigned i, uint64_t now,
     void (*fn)(const struct cache_record *rec, void *arg), void *arg)
 {
 	struct export_arg *a;
@@ -703,7 +709,7 @@ cache_export_shard(struct cache *c, unsigned i, uint64_t now,
 	a->now = now;
 	a->fn = fn;
 	a->arg = arg;
-	lruhash_walk_shard(c->table, i, export_visit, a);
+	lruhash_walk_slice(c->table, i, export_visit, a);
 	free(a);
 }
 

@@ -155,14 +155,10 @@ struct cache_stats {
 	uint64_t	bytes;		/* charged, see lruhash_insert */
 	uint64_t	max_bytes;	/* cache-size */
 	uint64_t	evictions;	/* to stay within cache-size */
-	uint64_t	stale_entries;	/* expired, still servable, at now */
 };
 
-/*
- * cache_stats: the figures above as of now (ms); counting stale entries
- * walks the whole cache, a shard at a time.
- */
-void	cache_stats(struct cache *c, uint64_t now, struct cache_stats *out);
+/* cache_stats: the figures above, read from counters (no walk). */
+void	cache_stats(struct cache *c, struct cache_stats *out);
 
 /*
  * cache_flush: remove entries: every one (name NULL); those whose qname is
@@ -181,17 +177,29 @@ uint64_t cache_flush_if(struct cache *c,
 	    int (*keep)(const uint8_t *qname, size_t len, void *arg),
 	    void *arg);
 
-/* cache_shards: the cache's shards, for cache_dump_shard. */
-unsigned cache_shards(const struct cache *c);
+/*
+ * cache_slices: how many slices the cache's entries fall into, for the
+ * *_slice walks below (each entry is in exactly one). A slice is a small
+ * part of the cache, so that walking the whole cache can be spread over
+ * turns of the event loop.
+ */
+unsigned cache_slices(const struct cache *c);
 
 /*
- * cache_dump_shard: append to out the entries of shard i as of now, one RR
+ * cache_stale_slice: how many entries of slice i (< cache_slices) are
+ * expired but still servable stale at now (ms; RFC 8767 §5: within
+ * stale-max-age).
+ */
+uint64_t cache_stale_slice(struct cache *c, unsigned i, uint64_t now);
+
+/*
+ * cache_dump_slice: append to out the entries of slice i as of now, one RR
  * per line in presentation format (via ldns) with its remaining TTL, then
  * "; " and the entry's state: "fresh", "stale Ns" (expired N s ago),
  * "nxdomain" / "nodata" for negative entries, and for a failure entry a
  * comment line "; failure QNAME QTYPE Ns". Returns entries written.
  */
-uint64_t cache_dump_shard(struct cache *c, unsigned i, uint64_t now,
+uint64_t cache_dump_slice(struct cache *c, unsigned i, uint64_t now,
 	    struct evbuffer *out);
 
 /*
@@ -212,11 +220,11 @@ struct cache_record {
 };
 
 /*
- * cache_export_shard: call fn(rec, arg) for every positive, NXDOMAIN and
- * NODATA entry of shard i still servable at now (fresh or stale).
+ * cache_export_slice: call fn(rec, arg) for every positive, NXDOMAIN and
+ * NODATA entry of slice i still servable at now (fresh or stale).
  * The record's pointers are valid during the call only.
  */
-void	cache_export_shard(struct cache *c, unsigned i, uint64_t now,
+void	cache_export_slice(struct cache *c, unsigned i, uint64_t now,
 	    void (*fn)(const struct cache_record *rec, void *arg), void *arg);
 
 /*

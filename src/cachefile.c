@@ -147,8 +147,8 @@ cachefile_write(struct cache *c, struct zone_table *zones, const char *path,
 	put(w.b, (uint64_t)clock_wall_ms(), 8);
 	put(w.b, 0, 4);			/* the count, filled in below */
 	write_zones(w.b, zones);
-	for (i = 0; i < cache_shards(c); i++)
-		cache_export_shard(c, i, now, write_record, &w);
+	for (i = 0; i < cache_slices(c); i++)
+		cache_export_slice(c, i, now, write_record, &w);
 	len = evbuffer_get_length(w.b);
 	all = evbuffer_pullup(w.b, -1);
 	all[HEADER_LEN - 4] = (uint8_t)(w.count >> 24);

@@ -1,6 +1,7 @@
 /* control.c: the HTTP/1.1 control socket and the metrics listener. */
 #include "autoconf.h"
 
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
@@ -26,19 +28,44 @@
 #define JSON_TYPE	"application/json"
 #define TEXT_TYPE	"text/plain; charset=utf-8"
 
+struct census;
+
 struct control {
 	struct evhttp		*http;		/* the unix socket */
 	struct evhttp		*metrics;	/* metrics-listen, or NULL */
+	struct event_base	*base;
 	struct report		 report;
 	control_reload_fn	 reload;
 	void			*reload_arg;
+	LIST_HEAD(, census)	 censuses;	/* in progress */
 };
 
-/* A GET /cache in progress: one shard per chunk. */
+/* How a GET /metrics or /stats replies, given the stale entries. */
+typedef void (*census_reply_fn)(struct control *, struct evhttp_request *,
+    uint64_t stale_entries);
+
+/*
+ * A GET /metrics or /stats waiting for its count of stale entries, taken
+ * one cache slice per turn of the event loop: a walk of a large cache at
+ * once would hold up every query for milliseconds. If the client goes
+ * away meanwhile, libevent keeps req until our reply frees it.
+ */
+struct census {
+	struct control		*c;
+	struct evhttp_request	*req;
+	census_reply_fn		 reply;
+	struct event		*ev;
+	uint64_t		 now;		/* ms, one instant for all */
+	uint64_t		 stale;
+	unsigned		 slice;
+	LIST_ENTRY(census)	 entry;
+};
+
+/* A GET /cache in progress: one slice per chunk. */
 struct dump {
 	struct control		*c;
 	struct evhttp_request	*req;
-	unsigned		 shard;
+	unsigned		 slice;
 };
 
 static int
@@ -149,7 +176,56 @@ reply_error(struct evhttp_request *req, int code, const char *reason,
 }
 
 static void
-get_metrics(struct control *c, struct evhttp_request *req)
+census_free(struct census *cs)
+{
+	LIST_REMOVE(cs, entry);
+	event_free(cs->ev);
+	free(cs);
+}
+
+static void
+census_step(evutil_socket_t fd, short what, void *arg)
+{
+	static const struct timeval next_turn = { 0, 0 };
+	struct census *cs = arg;
+	struct cache *cache = cs->c->report.cache;
+
+	(void)fd;
+	(void)what;
+	if (cs->slice < cache_slices(cache)) {
+		cs->stale += cache_stale_slice(cache, cs->slice++, cs->now);
+		/* A timer, not event_active: I/O is polled between slices. */
+		evtimer_add(cs->ev, &next_turn);
+		return;
+	}
+	cs->reply(cs->c, cs->req, cs->stale);
+	census_free(cs);
+}
+
+/* Count the stale entries, then have fn reply to req. */
+static void
+census_start(struct control *c, struct evhttp_request *req,
+    census_reply_fn fn)
+{
+	struct census *cs;
+
+	if ((cs = calloc(1, sizeof(*cs))) == NULL ||
+	    (cs->ev = evtimer_new(c->base, census_step, cs)) == NULL) {
+		free(cs);
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	cs->c = c;
+	cs->req = req;
+	cs->reply = fn;
+	cs->now = clock_now_ms();
+	LIST_INSERT_HEAD(&c->censuses, cs, entry);
+	census_step(-1, 0, cs);
+}
+
+static void
+metrics_reply(struct control *c, struct evhttp_request *req,
+    uint64_t stale_entries)
 {
 	struct metrics_writer w;
 	struct evbuffer *b = evbuffer_new();
@@ -159,9 +235,15 @@ get_metrics(struct control *c, struct evhttp_request *req)
 		return;
 	}
 	metrics_prometheus_writer(&w, b);
-	report_metrics(&c->report, clock_now_ms(), &w);
+	report_metrics(&c->report, stale_entries, &w);
 	reply(req, HTTP_OK, "OK", PROMETHEUS_TYPE, b);
 	evbuffer_free(b);
+}
+
+static void
+get_metrics(struct control *c, struct evhttp_request *req)
+{
+	census_start(c, req, metrics_reply);
 }
 
 /* The parameters of req's query string into kv (free with
@@ -197,7 +279,8 @@ content_type(enum report_format f)
 }
 
 static void
-get_stats(struct control *c, struct evhttp_request *req)
+stats_reply(struct control *c, struct evhttp_request *req,
+    uint64_t stale_entries)
 {
 	enum report_format f = format_of(req);
 	struct metrics_writer w;
@@ -212,11 +295,17 @@ get_stats(struct control *c, struct evhttp_request *req)
 		metrics_text_writer(&w, b);
 	else
 		metrics_json_writer(&w, &j, b);
-	report_metrics(&c->report, clock_now_ms(), &w);
+	report_metrics(&c->report, stale_entries, &w);
 	if (f == REPORT_JSON)
 		metrics_json_finish(&j);
 	reply(req, HTTP_OK, "OK", content_type(f), b);
 	evbuffer_free(b);
+}
+
+static void
+get_stats(struct control *c, struct evhttp_request *req)
+{
+	census_start(c, req, stats_reply);
 }
 
 static void
@@ -374,7 +463,7 @@ dump_closed(struct evhttp_connection *evcon, void *arg)
 	free(arg);
 }
 
-/* Send the next non-empty shard; after the last one, end the reply. */
+/* Send the next non-empty slice; after the last one, end the reply. */
 static void
 dump_next(struct evhttp_connection *evcon, void *arg)
 {
@@ -383,8 +472,8 @@ dump_next(struct evhttp_connection *evcon, void *arg)
 	struct evbuffer *b = evbuffer_new();
 
 	while (b != NULL && evbuffer_get_length(b) == 0 &&
-	    d->shard < cache_shards(cache))
-		cache_dump_shard(cache, d->shard++, clock_now_ms(), b);
+	    d->slice < cache_slices(cache))
+		cache_dump_slice(cache, d->slice++, clock_now_ms(), b);
 	if (b == NULL || evbuffer_get_length(b) == 0) {
 		evhttp_connection_set_closecb(evcon, NULL, NULL);
 		evhttp_send_reply_end(d->req);
@@ -509,9 +598,11 @@ control_new(struct event_base *base, int unix_fd, int tcp_fd,
 			close(tcp_fd);
 		return NULL;
 	}
+	c->base = base;
 	c->report = *report;
 	c->reload = reload;
 	c->reload_arg = arg;
+	LIST_INIT(&c->censuses);
 	if (unix_fd != -1)
 		c->http = serve(base, unix_fd, control_cb, c);
 	if (tcp_fd != -1)
@@ -529,6 +620,9 @@ control_free(struct control *c)
 {
 	if (c == NULL)
 		return;
+	/* Unanswered: evhttp_free below frees their requests. */
+	while (!LIST_EMPTY(&c->censuses))
+		census_free(LIST_FIRST(&c->censuses));
 	if (c->http != NULL)
 		evhttp_free(c->http);
 	if (c->metrics != NULL)

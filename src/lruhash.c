@@ -9,6 +9,8 @@
 
 #define SHARDS_MAX		64
 #define BUCKETS_INITIAL		64
+/* Slices per shard: buckets b with b % SLICES == j form slice j. */
+#define SLICES			16
 
 struct entry {
 	struct entry	*next;		/* bucket chain */
@@ -313,22 +315,24 @@ out:
 }
 
 unsigned
-lruhash_shards(const struct lruhash *h)
+lruhash_slices(const struct lruhash *h)
 {
-	return h->n_shards;
+	return h->n_shards * SLICES;
 }
 
 uint64_t
-lruhash_walk_shard(struct lruhash *h, unsigned i, lruhash_visit_fn visit,
+lruhash_walk_slice(struct lruhash *h, unsigned i, lruhash_visit_fn visit,
     void *arg)
 {
-	struct shard *s = &h->shards[i];
+	struct shard *s = &h->shards[i / SLICES];
 	struct entry *e, **pp, *dead = NULL;
 	uint64_t removed = 0;
 	size_t b;
 
 	pthread_mutex_lock(&s->lock);
-	for (b = 0; b < s->n_buckets; b++) {
+	/* n_buckets, a power of two >= SLICES, keeps hash % SLICES == b %
+	 * SLICES: a slice holds the same hashes after the table grows. */
+	for (b = i % SLICES; b < s->n_buckets; b += SLICES) {
 		pp = &s->buckets[b];
 		while ((e = *pp) != NULL) {
 			if (visit(e->key, e->keylen, e->value, arg) ==
@@ -352,8 +356,8 @@ lruhash_walk(struct lruhash *h, lruhash_visit_fn visit, void *arg)
 	uint64_t removed = 0;
 	unsigned i;
 
-	for (i = 0; i < h->n_shards; i++)
-		removed += lruhash_walk_shard(h, i, visit, arg);
+	for (i = 0; i < lruhash_slices(h); i++)
+		removed += lruhash_walk_slice(h, i, visit, arg);
 	return removed;
 }
 

@@ -87,11 +87,15 @@ int	lruhash_insert(struct lruhash *h, uint64_t hash, const void *key,
  */
 uint64_t lruhash_walk(struct lruhash *h, lruhash_visit_fn visit, void *arg);
 
-/* lruhash_shards: how many shards h has (for walking one at a time). */
-unsigned lruhash_shards(const struct lruhash *h);
+/*
+ * lruhash_slices: how many slices h's entries fall into, for walking them
+ * a slice at a time. A slice is a fixed set of hash values, so every entry
+ * is in exactly one slice however the table grows between two slices.
+ */
+unsigned lruhash_slices(const struct lruhash *h);
 
-/* lruhash_walk_shard: lruhash_walk over shard i (< lruhash_shards) only. */
-uint64_t lruhash_walk_shard(struct lruhash *h, unsigned i,
+/* lruhash_walk_slice: lruhash_walk over slice i (< lruhash_slices) only. */
+uint64_t lruhash_walk_slice(struct lruhash *h, unsigned i,
 	    lruhash_visit_fn visit, void *arg);
 
 /* lruhash_stats: totals over all shards, read under each shard's lock. */

@@ -86,12 +86,12 @@ stale_answers(const struct metrics *m)
 }
 
 static void
-report_cache(const struct report *r, uint64_t now, const struct metrics *m,
-    const struct metrics_writer *w)
+report_cache(const struct report *r, uint64_t stale_entries,
+    const struct metrics *m, const struct metrics_writer *w)
 {
 	struct cache_stats cs;
 
-	cache_stats(r->cache, now, &cs);
+	cache_stats(r->cache, &cs);
 	scalar(w, "dnsdamper_cache_hits_total", "counter",
 	    "Queries answered from a cache entry (fresh, stale or failure).",
 	    (double)m->cache_hits);
@@ -102,7 +102,7 @@ report_cache(const struct report *r, uint64_t now, const struct metrics *m,
 	    "Entries in the cache.", (double)cs.entries);
 	scalar(w, "dnsdamper_cache_stale_entries", "gauge",
 	    "Expired entries still servable as stale (RFC 8767).",
-	    (double)cs.stale_entries);
+	    (double)stale_entries);
 	scalar(w, "dnsdamper_cache_bytes", "gauge",
 	    "Bytes charged to the cache.", (double)cs.bytes);
 	scalar(w, "dnsdamper_cache_max_bytes", "gauge",
@@ -245,7 +245,7 @@ report_upstream_state(const struct metrics_writer *w)
 }
 
 void
-report_metrics(const struct report *r, uint64_t now,
+report_metrics(const struct report *r, uint64_t stale_entries,
     const struct metrics_writer *w)
 {
 	const struct metrics *m = worker_metrics(r->worker);
@@ -259,7 +259,7 @@ report_metrics(const struct report *r, uint64_t now,
 	    "When the process started, in Unix time.",
 	    (double)r->start_time);
 	report_traffic(m, w);
-	report_cache(r, now, m, w);
+	report_cache(r, stale_entries, m, w);
 	report_fetches(r, m, w);
 	report_upstream_stats(r, w);
 	report_upstream_state(w);

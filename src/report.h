@@ -26,8 +26,12 @@ struct report {
 	int64_t		 start_time;	/* Unix seconds */
 };
 
-/* report_metrics: every metric as of now (ms), through writer w. */
-void	report_metrics(const struct report *r, uint64_t now,
+/*
+ * report_metrics: every metric as of now, through writer w; the gauge of
+ * stale entries is stale_entries, which the caller counted with
+ * cache_stale_shard (a walk it may spread over turns of the event loop).
+ */
+void	report_metrics(const struct report *r, uint64_t stale_entries,
 	    const struct metrics_writer *w);
 
 /*

@@ -161,6 +161,54 @@ START_TEST(walk_removes)
 }
 END_TEST
 
+/* Marks seen[value] for the values below 1000 (the first batch). */
+static enum lruhash_verdict
+mark_seen(const void *key, size_t keylen, void *value, void *arg)
+{
+	int *seen = arg, v = *(int *)value;
+
+	(void)key;
+	(void)keylen;
+	if (v < 1000)
+		seen[v]++;
+	return LRUHASH_KEEP;
+}
+
+START_TEST(slices_partition_while_growing)
+{
+	struct lruhash *h = lruhash_new(4, 1 << 24, count_free);
+	static int seen[1000];
+	unsigned i;
+	char key[32];
+	int v;
+
+	memset(seen, 0, sizeof(seen));
+	for (v = 0; v < 1000; v++) {
+		snprintf(key, sizeof(key), "n%d", v);
+		ck_assert_int_eq(put(h, key, v, 10), 0);
+	}
+	ck_assert_uint_eq(lruhash_slices(h), 4 * 16);
+	/* The first half of every shard's slices... */
+	for (i = 0; i < lruhash_slices(h); i++)
+		if (i % 16 < 8)
+			lruhash_walk_slice(h, i, mark_seen, seen);
+	/* 20000 more entries between two slices: every shard's table
+	 * doubles several times (it grows past 2 entries per bucket). */
+	for (v = 1000; v < 21000; v++) {
+		snprintf(key, sizeof(key), "n%d", v);
+		ck_assert_int_eq(put(h, key, v, 10), 0);
+	}
+	/* ...then the other half, in tables of another size. */
+	for (i = 0; i < lruhash_slices(h); i++)
+		if (i % 16 >= 8)
+			lruhash_walk_slice(h, i, mark_seen, seen);
+	/* Each of the first 1000 seen once: none twice, none missed. */
+	for (v = 0; v < 1000; v++)
+		ck_assert_int_eq(seen[v], 1);
+	lruhash_free(h);
+}
+END_TEST
+
 START_TEST(hash_is_keyed)
 {
 	struct lruhash *a = lruhash_new(1, 1024, count_free);
@@ -184,6 +232,7 @@ lruhash_suite(void)
 	tcase_add_test(tc, replace_refused);
 	tcase_add_test(tc, bound_and_lru_order);
 	tcase_add_test(tc, walk_removes);
+	tcase_add_test(tc, slices_partition_while_growing);
 	tcase_add_test(tc, hash_is_keyed);
 	suite_add_tcase(s, tc);
 	return s;
