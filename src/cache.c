@@ -1,10 +1,9 @@
 /* cache.c: what a DNS answer may be cached as, for how long, and as what. */
 #include "autoconf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <stdio.h>
 
 #include <event2/buffer.h>
 #include <ldns/ldns.h>
@@ -301,12 +300,15 @@ failure_may_replace(const void *old, const void *new)
 	return ((const struct cache_entry *)old)->kind == CACHE_FAILURE;
 }
 
-/* ms past expiry during which e may still be served (RFC 8767 §5). */
-static uint64_t
-stale_window(const struct cache *c, const struct cache_entry *e)
+/*
+ * Whether e is past all use at now (ms): expired longer ago than
+ * stale-max-age (RFC 8767 §5), or, for a failure, expired at all.
+ */
+static int
+past_stale(const struct cache *c, const struct cache_entry *e, uint64_t now)
 {
-	return e->kind == CACHE_FAILURE ? 0 :
-	    (uint64_t)c->lim.stale_max_age * 1000;
+	return now >= e->expire + (e->kind == CACHE_FAILURE ? 0 :
+	    (uint64_t)c->lim.stale_max_age * 1000);
 }
 
 struct mark_arg {
@@ -325,7 +327,7 @@ mark_visit(const void *key, size_t keylen, void *value, void *arg)
 	(void)keylen;
 	if (e->kind == CACHE_FAILURE)
 		return LRUHASH_KEEP;	/* the new failure replaces it */
-	if (a->now >= e->expire + stale_window(a->c, e))
+	if (past_stale(a->c, e, a->now))
 		return LRUHASH_REMOVE;
 	e->refresh_failed = a->now;
 	a->kept = 1;
@@ -381,7 +383,7 @@ lookup_visit(const void *key, size_t keylen, void *value, void *arg)
 
 	(void)key;
 	(void)keylen;
-	if (a->now >= e->expire + stale_window(a->c, e))
+	if (past_stale(a->c, e, a->now))
 		return LRUHASH_REMOVE;
 	res->kind = e->kind;
 	res->ttl = e->ttl;
@@ -453,8 +455,8 @@ stats_visit(const void *key, size_t keylen, void *value, void *arg)
 
 	(void)key;
 	(void)keylen;
-	if (e->kind != CACHE_FAILURE && a->now >= e->expire &&
-	    a->now < e->expire + stale_window(a->c, e))
+	/* (a failure is never stale: it is past use once expired) */
+	if (a->now >= e->expire && !past_stale(a->c, e, a->now))
 		a->stale++;
 	return LRUHASH_KEEP;
 }
@@ -642,7 +644,7 @@ dump_visit(const void *key, size_t keylen, void *value, void *arg)
 	struct dump_arg *a = arg;
 
 	(void)keylen;
-	if (a->now >= e->expire + stale_window(a->c, e))
+	if (past_stale(a->c, e, a->now))
 		return LRUHASH_KEEP;	/* gone at the next lookup */
 	dump_entry(a, key, e);
 	a->n++;
@@ -678,8 +680,7 @@ export_visit(const void *key, size_t keylen, void *value, void *arg)
 	struct cache_record rec;
 	size_t i;
 
-	if (e->kind == CACHE_FAILURE ||
-	    a->now >= e->expire + stale_window(a->c, e))
+	if (e->kind == CACHE_FAILURE || past_stale(a->c, e, a->now))
 		return LRUHASH_KEEP;
 	for (i = 0; i < e->tmpl.n_ttls; i++)
 		a->ttls[i] = e->tmpl.ttls[i].ttl;
@@ -713,12 +714,14 @@ cache_export_slice(struct cache *c, unsigned i, uint64_t now,
 	free(a);
 }
 
-/* rec's message must be what its key asks, with one TTL per RR. */
+/*
+ * rec's message must be what its key asks, with one TTL per RR; the key
+ * is made again from the message into *key.
+ */
 static int
 record_valid(const struct cache *c, const struct cache_record *rec,
-    const struct msg_response *r)
+    const struct msg_response *r, struct cache_key *key)
 {
-	struct cache_key key;
 	const uint8_t *k = rec->key;
 
 	if (rec->key_len < 6 || r->opt_index != -1 ||
@@ -726,9 +729,9 @@ record_valid(const struct cache *c, const struct cache_record *rec,
 	    rec->kind != CACHE_NXDOMAIN && rec->kind != CACHE_NODATA))
 		return 0;
 	cache_key_make(c, &r->q, k[rec->key_len - 1] & 1,
-	    (k[rec->key_len - 1] & 2) != 0, &key);
-	return key.len == rec->key_len &&
-	    memcmp(key.data, rec->key, key.len) == 0;
+	    (k[rec->key_len - 1] & 2) != 0, key);
+	return key->len == rec->key_len &&
+	    memcmp(key->data, rec->key, key->len) == 0;
 }
 
 int
@@ -743,11 +746,9 @@ cache_import(struct cache *c, const struct cache_record *rec, uint64_t now)
 
 	if (msg_response_parse(rec->wire, rec->wire_len, &r) == -1)
 		return -1;
-	ok = record_valid(c, rec, &r) && rec->age <= now &&
+	ok = record_valid(c, rec, &r, &key) && rec->age <= now &&
 	    (e = entry_alloc(&r)) != NULL;
 	if (ok) {
-		cache_key_make(c, &r.q, rec->key[rec->key_len - 1] & 1,
-		    (rec->key[rec->key_len - 1] & 2) != 0, &key);
 		slots = (struct msg_ttl_slot *)e->tmpl.ttls;
 		for (i = 0; i < rec->n_ttls; i++)
 			slots[i].ttl = rec->ttls[i];
@@ -758,7 +759,7 @@ cache_import(struct cache *c, const struct cache_record *rec, uint64_t now)
 		if (rec->failed_age > 0 && rec->failed_age <= now)
 			e->refresh_failed = now - rec->failed_age;
 		/* Past stale-max-age by now: not worth a slot. */
-		if (now >= e->expire + stale_window(c, e)) {
+		if (past_stale(c, e, now)) {
 			free(e);
 			ok = 0;
 		} else
