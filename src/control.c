@@ -40,10 +40,6 @@ struct control {
 	LIST_HEAD(, census)	 censuses;	/* in progress */
 };
 
-/* How a GET /metrics or /stats replies, given the stale entries. */
-typedef void (*census_reply_fn)(struct control *, struct evhttp_request *,
-    uint64_t stale_entries);
-
 /*
  * A GET /metrics or /stats waiting for its count of stale entries, taken
  * one cache slice per turn of the event loop: a walk of a large cache at
@@ -53,7 +49,7 @@ typedef void (*census_reply_fn)(struct control *, struct evhttp_request *,
 struct census {
 	struct control		*c;
 	struct evhttp_request	*req;
-	census_reply_fn		 reply;
+	int			 prometheus;	/* /metrics, not /stats */
 	struct event		*ev;
 	uint64_t		 now;		/* ms, one instant for all */
 	uint64_t		 stale;
@@ -175,77 +171,6 @@ reply_error(struct evhttp_request *req, int code, const char *reason,
 	evbuffer_free(b);
 }
 
-static void
-census_free(struct census *cs)
-{
-	LIST_REMOVE(cs, entry);
-	event_free(cs->ev);
-	free(cs);
-}
-
-static void
-census_step(evutil_socket_t fd, short what, void *arg)
-{
-	static const struct timeval next_turn = { 0, 0 };
-	struct census *cs = arg;
-	struct cache *cache = cs->c->report.cache;
-
-	(void)fd;
-	(void)what;
-	if (cs->slice < cache_slices(cache)) {
-		cs->stale += cache_stale_slice(cache, cs->slice++, cs->now);
-		/* A timer, not event_active: I/O is polled between slices. */
-		evtimer_add(cs->ev, &next_turn);
-		return;
-	}
-	cs->reply(cs->c, cs->req, cs->stale);
-	census_free(cs);
-}
-
-/* Count the stale entries, then have fn reply to req. */
-static void
-census_start(struct control *c, struct evhttp_request *req,
-    census_reply_fn fn)
-{
-	struct census *cs;
-
-	if ((cs = calloc(1, sizeof(*cs))) == NULL ||
-	    (cs->ev = evtimer_new(c->base, census_step, cs)) == NULL) {
-		free(cs);
-		evhttp_send_error(req, HTTP_INTERNAL, NULL);
-		return;
-	}
-	cs->c = c;
-	cs->req = req;
-	cs->reply = fn;
-	cs->now = clock_now_ms();
-	LIST_INSERT_HEAD(&c->censuses, cs, entry);
-	census_step(-1, 0, cs);
-}
-
-static void
-metrics_reply(struct control *c, struct evhttp_request *req,
-    uint64_t stale_entries)
-{
-	struct metrics_writer w;
-	struct evbuffer *b = evbuffer_new();
-
-	if (b == NULL) {
-		evhttp_send_error(req, HTTP_INTERNAL, NULL);
-		return;
-	}
-	metrics_prometheus_writer(&w, b);
-	report_metrics(&c->report, stale_entries, &w);
-	reply(req, HTTP_OK, "OK", PROMETHEUS_TYPE, b);
-	evbuffer_free(b);
-}
-
-static void
-get_metrics(struct control *c, struct evhttp_request *req)
-{
-	census_start(c, req, metrics_reply);
-}
-
 /* The parameters of req's query string into kv (free with
  * evhttp_clear_headers). Returns 0, or -1 if it does not parse. */
 static int
@@ -278,34 +203,93 @@ content_type(enum report_format f)
 	return f == REPORT_TEXT ? TEXT_TYPE : JSON_TYPE;
 }
 
+/*
+ * Every figure, once the census is done: the Prometheus exposition for
+ * /metrics; for /stats, JSON or (?format=text) text.
+ */
 static void
-stats_reply(struct control *c, struct evhttp_request *req,
-    uint64_t stale_entries)
+figures_reply(struct census *cs)
 {
-	enum report_format f = format_of(req);
+	enum report_format f = format_of(cs->req);
 	struct metrics_writer w;
 	struct metrics_json j;
 	struct evbuffer *b = evbuffer_new();
 
 	if (b == NULL) {
-		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		evhttp_send_error(cs->req, HTTP_INTERNAL, NULL);
 		return;
 	}
-	if (f == REPORT_TEXT)
+	if (cs->prometheus)
+		metrics_prometheus_writer(&w, b);
+	else if (f == REPORT_TEXT)
 		metrics_text_writer(&w, b);
 	else
 		metrics_json_writer(&w, &j, b);
-	report_metrics(&c->report, stale_entries, &w);
-	if (f == REPORT_JSON)
+	report_metrics(&cs->c->report, cs->stale, &w);
+	if (!cs->prometheus && f == REPORT_JSON)
 		metrics_json_finish(&j);
-	reply(req, HTTP_OK, "OK", content_type(f), b);
+	reply(cs->req, HTTP_OK, "OK", cs->prometheus ? PROMETHEUS_TYPE :
+	    content_type(f), b);
 	evbuffer_free(b);
+}
+
+static void
+census_free(struct census *cs)
+{
+	LIST_REMOVE(cs, entry);
+	event_free(cs->ev);
+	free(cs);
+}
+
+static void
+census_step(evutil_socket_t fd, short what, void *arg)
+{
+	static const struct timeval next_turn = { 0, 0 };
+	struct census *cs = arg;
+	struct cache *cache = cs->c->report.cache;
+
+	(void)fd;
+	(void)what;
+	if (cs->slice < cache_slices(cache)) {
+		cs->stale += cache_stale_slice(cache, cs->slice++, cs->now);
+		/* A timer, not event_active: I/O is polled between slices. */
+		evtimer_add(cs->ev, &next_turn);
+		return;
+	}
+	figures_reply(cs);
+	census_free(cs);
+}
+
+/* Count the stale entries, then reply to req with every figure. */
+static void
+census_start(struct control *c, struct evhttp_request *req, int prometheus)
+{
+	struct census *cs;
+
+	if ((cs = calloc(1, sizeof(*cs))) == NULL ||
+	    (cs->ev = evtimer_new(c->base, census_step, cs)) == NULL) {
+		free(cs);
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	cs->c = c;
+	cs->req = req;
+	cs->prometheus = prometheus;
+	cs->now = clock_now_ms();
+	LIST_INSERT_HEAD(&c->censuses, cs, entry);
+	census_step(-1, 0, cs);
+}
+
+static void
+get_metrics(struct control *c, struct evhttp_request *req)
+{
+	census_start(c, req, 1);
 }
 
 static void
 get_stats(struct control *c, struct evhttp_request *req)
 {
-	census_start(c, req, stats_reply);
+	census_start(c, req, 0);
 }
 
 static void
