@@ -85,7 +85,6 @@ struct cache_entry *cache_entry_new(const struct cache *c,
 /* cache_entry_kind: what e holds. */
 enum cache_kind cache_entry_kind(const struct cache_entry *e);
 
-
 /*
  * cache_entry_answer: write e's answer to q into out (capacity cap) as of
  * now: TTLs decremented by the whole seconds since it was stored, floored

@@ -313,8 +313,6 @@ raise_fd_limit(void)
 	}
 }
 
-
-
 /* The listening sockets: passed in by systemd, or bound here. */
 static int
 open_listeners(struct daemon *d)

@@ -22,7 +22,6 @@
 
 struct worker;
 
-
 /*
  * worker_new: a worker on base serving socks (borrowed; n of them) with
  * conf (borrowed: the caller keeps it alive until the next
