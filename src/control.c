@@ -23,6 +23,7 @@
 #include "control.h"
 #include "log.h"
 #include "metrics.h"
+#include "zone.h"
 
 #define PROMETHEUS_TYPE	"text/plain; version=0.0.4; charset=utf-8"
 #define JSON_TYPE	"application/json"
@@ -348,25 +349,6 @@ get_explain(struct control *c, struct evhttp_request *req)
 	evhttp_clear_headers(&kv);
 }
 
-/* A name parameter in wire format, folded; -1 if not a name. */
-static int
-param_name(const char *str, uint8_t *wire, size_t *len)
-{
-	ldns_rdf *rdf;
-
-	if ((rdf = ldns_dname_new_frm_str(str)) == NULL)
-		return -1;
-	*len = ldns_rdf_size(rdf);
-	if (*len > MSG_NAME_MAX) {
-		ldns_rdf_deep_free(rdf);
-		return -1;
-	}
-	memcpy(wire, ldns_rdf_data(rdf), *len);
-	ldns_rdf_deep_free(rdf);
-	msg_name_fold(wire, *len);
-	return 0;
-}
-
 static void
 post_flush(struct control *c, struct evhttp_request *req)
 {
@@ -385,7 +367,7 @@ post_flush(struct control *c, struct evhttp_request *req)
 	if ((name != NULL && zone != NULL) || (zone != NULL && type != 0) ||
 	    (name == NULL && zone == NULL && type != 0) ||
 	    ((name != NULL || zone != NULL) &&
-	    param_name(name != NULL ? name : zone, wire, &len) == -1))
+	    zone_name_to_wire(name != NULL ? name : zone, wire, &len) == -1))
 		goto bad;
 	n = cache_flush(c->report.cache, name != NULL || zone != NULL ?
 	    wire : NULL, len, (uint16_t)type, zone != NULL);

@@ -360,19 +360,12 @@ report_upstreams(const struct report *r, enum report_format f,
 static int
 explain_query(const char *name, uint16_t qtype, struct msg_query *q)
 {
-	ldns_rdf *rdf;
+	size_t len;
 
 	memset(q, 0, sizeof(*q));
-	if ((rdf = ldns_dname_new_frm_str(name)) == NULL)
+	if (zone_name_to_wire(name, q->q.qname, &len) == -1)
 		return -1;
-	if (ldns_rdf_size(rdf) > MSG_NAME_MAX) {
-		ldns_rdf_deep_free(rdf);
-		return -1;
-	}
-	q->q.qname_len = (uint8_t)ldns_rdf_size(rdf);
-	memcpy(q->q.qname, ldns_rdf_data(rdf), q->q.qname_len);
-	ldns_rdf_deep_free(rdf);
-	msg_name_fold(q->q.qname, q->q.qname_len);
+	q->q.qname_len = (uint8_t)len;
 	q->q.qtype = qtype;
 	q->q.qclass = MSG_CLASS_IN;
 	return 0;

@@ -15,8 +15,7 @@ struct zone_table {
 	size_t		 n_zones;
 };
 
-/* Wire form of a presentation-format zone name, folded to lower case. */
-static int
+int
 zone_name_to_wire(const char *str, uint8_t *out, size_t *len)
 {
 	ldns_rdf *rdf;

@@ -42,6 +42,15 @@ struct zone_table *zone_table_ref(struct zone_table *t);
 void	zone_table_unref(struct zone_table *t);
 
 /*
+ * zone_name_to_wire: the uncompressed wire form of domain name str
+ * (presentation format, e.g. "corp.example." or "corp.example", parsed by
+ * ldns), folded to lower case (RFC 4343) as zone_find wants it, into out
+ * (MSG_NAME_MAX octets) and its length into *len. Returns 0, or -1 if str
+ * is not a domain name.
+ */
+int	zone_name_to_wire(const char *str, uint8_t *out, size_t *len);
+
+/*
  * zone_find: the zone whose name is the longest label-wise suffix of qname
  * (uncompressed wire, already folded to lower case, qname_len octets), or
  * NULL if not even `.` is configured. The zone lives as long as a
