@@ -9,6 +9,7 @@
 #include <net/if.h>
 
 #include "addr.h"
+#include "fnv.h"
 
 /* Split "host", "host:port", "[v6]" or "[v6]:port" into host and port. */
 static int
@@ -211,8 +212,8 @@ uint64_t
 addr_hash(const struct addr *a)
 {
 	const unsigned char *p;
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a 64 */
-	size_t i, n;
+	uint8_t port[2] = { addr_port(a) >> 8, addr_port(a) & 0xff };
+	size_t n;
 
 	if (a->ss.ss_family == AF_INET) {
 		p = (const unsigned char *)
@@ -223,9 +224,5 @@ addr_hash(const struct addr *a)
 		    &((const struct sockaddr_in6 *)&a->ss)->sin6_addr;
 		n = 16;
 	}
-	for (i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
-	h = (h ^ (addr_port(a) >> 8)) * 0x100000001b3ULL;
-	h = (h ^ (addr_port(a) & 0xff)) * 0x100000001b3ULL;
-	return h;
+	return fnv1a64(fnv1a64(FNV1A64_INIT, p, n), port, sizeof(port));
 }

@@ -14,6 +14,7 @@
 
 #include "cachefile.h"
 #include "clock.h"
+#include "fnv.h"
 #include "log.h"
 
 /*
@@ -33,16 +34,6 @@
 #define HEADER_LEN	(MAGIC_LEN + 4 + 8 + 4)
 #define ZONES_MAX	65535
 #define FILE_MAX	(1ULL << 32)	/* larger is surely not ours */
-
-static uint64_t
-fnv(const uint8_t *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (n-- > 0)
-		h = (h ^ *p++) * 0x100000001b3ULL;
-	return h;
-}
 
 static void
 put(struct evbuffer *b, uint64_t v, size_t octets)
@@ -155,7 +146,7 @@ cachefile_write(struct cache *c, struct zone_table *zones, const char *path,
 	all[HEADER_LEN - 3] = (uint8_t)(w.count >> 16);
 	all[HEADER_LEN - 2] = (uint8_t)(w.count >> 8);
 	all[HEADER_LEN - 1] = (uint8_t)w.count;
-	put(w.b, fnv(all, len), 8);
+	put(w.b, fnv1a64(FNV1A64_INIT, all, len), 8);
 	if (write_atomically(path, w.b) == -1) {
 		log_warn("cache-file %s: not written", path);
 		evbuffer_free(w.b);
@@ -234,7 +225,7 @@ read_header(struct reader *r, const uint8_t *all, size_t len,
 	r->p = all + len - 8;
 	r->left = 8;
 	sum = get(r, 8);
-	if (sum != fnv(all, len - 8))
+	if (sum != fnv1a64(FNV1A64_INIT, all, len - 8))
 		return -1;
 	r->p = all + MAGIC_LEN;
 	r->left = len - 8 - MAGIC_LEN;

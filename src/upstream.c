@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fnv.h"
 #include "log.h"
 #include "upstream.h"
 
@@ -195,10 +196,7 @@ upstream_loop(struct upstream *u)
 static uint64_t
 mix(uint64_t h, const uint8_t *p, size_t n)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ULL;
+	h = fnv1a64(h, p, n);
 	h ^= h >> 30;
 	h *= 0xbf58476d1ce4e5b9ULL;
 	h ^= h >> 27;
