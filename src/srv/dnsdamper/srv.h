@@ -3,8 +3,10 @@
  * RRset (RFC 2782, "Usage rules"), with the random source passed in.
  * Pure functions: no I/O, no allocation, no global state.
  *
- * Part of libdnsdamper-srv. Companion headers: dnsdamper/srvrand.h
- * (random sources), dnsdamper/srvnaptr.h (RFC 3958 S-NAPTR).
+ * Part of libdnsdamper-srv; see libdnsdamper-srv(3). Companion headers:
+ * dnsdamper/srvrand.h (random sources), dnsdamper/srvnaptr.h (RFC 3958
+ * S-NAPTR), dnsdamper/srvserver.h (which resolver to ask) and
+ * dnsdamper/srvresolve.h (the lookups themselves).
  */
 #ifndef DNSDAMPER_SRV_H
 #define DNSDAMPER_SRV_H
