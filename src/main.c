@@ -158,11 +158,11 @@ static void
 choose_log(const struct config *conf)
 {
 	if (conf->log == CONFIG_LOG_SYSLOG)
-		log_set_destination(LOG_DEST_SYSLOG);
+		log_set_sink(log_sink_syslog);
 	else if (systemd_journal_attached())
-		log_set_destination(LOG_DEST_JOURNAL);
+		log_set_sink(systemd_journal_sink);
 	else
-		log_set_destination(LOG_DEST_STDERR);
+		log_set_sink(log_sink_stderr);
 }
 
 /* Restart-only settings that changed are said so, not silently ignored. */
