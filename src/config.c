@@ -8,6 +8,7 @@
 
 #include "addr.h"
 #include "config.h"
+#include "lex.h"
 #include "parse.h"
 #include "resolvconf.h"
 
@@ -174,7 +175,7 @@ config_expand(struct config *conf, struct config_forward *fw,
 	    &ns, &n_ns) == -1) {
 		parse_error(run, fw->where.file, fw->where.line,
 		    "forward \"%s\": cannot read %s: %s", fw->zone,
-		    conf->resolv_conf, parse_strerror(errno));
+		    conf->resolv_conf, lex_strerror(errno));
 		return;
 	}
 	if (n_ns == 0) {
@@ -248,7 +249,7 @@ config_load(const char *path, struct config *conf, FILE *errs)
 		return -1;
 	}
 	config_read(conf, path, &run);
-	valid = run.n_errors == 0;
+	valid = run.lex.n_errors == 0;
 	/*
 	 * Which nameservers are our own depends on the listen addresses and
 	 * resolv-conf being right: expand only a configuration without error.
@@ -258,7 +259,7 @@ config_load(const char *path, struct config *conf, FILE *errs)
 			config_expand(conf, &conf->forwards[i], &run);
 		else
 			config_check_loop(conf, &conf->forwards[i], &run);
-	errors = run.n_errors;
+	errors = run.lex.n_errors;
 	parse_run_free(&run);
 	if (errors > 0) {
 		config_free(conf);

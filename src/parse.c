@@ -1,56 +1,24 @@
 /* parse.c: the dnsdamper.conf grammar: lexer, directive table, handlers. */
 #include "autoconf.h"
 
-#include <sys/stat.h>
-
 #include <errno.h>
-#include <fcntl.h>
-#include <glob.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <strings.h>
 
 #include <ldns/ldns.h>
 
 #include "addr.h"
 #include "config.h"
+#include "lex.h"
 #include "parse.h"
 
-enum parse_tok {
-	PARSE_T_EOF,
-	PARSE_T_NEWLINE,
-	PARSE_T_SEMI,
-	PARSE_T_LBRACE,
-	PARSE_T_RBRACE,
-	PARSE_T_WORD
-};
-
-struct parse_token {
-	enum parse_tok	 type;
-	char		*text;		/* PARSE_T_WORD: owned */
-	int		 quoted;	/* written in double quotes */
-	int		 bad;		/* lexer error, already reported */
-	int		 line;
-};
-
-struct parse_src {
-	struct parse_run	*run;
-	FILE			*fp;
-	const char		*path;	/* borrowed from run->files */
-	int			 depth;	/* include nesting, 0: top */
-	int			 line;	/* of the next character */
-	int			 last_line; /* of the last one read */
-	struct parse_token	 ahead;	/* pushed back by lex_unget */
-	int			 has_ahead;
-};
-
 struct parse_stmt {
-	struct parse_token	 key;	/* borrowed */
-	struct parse_token	*args;	/* owned, texts too */
+	struct lex_token	 key;	/* borrowed */
+	struct lex_token	*args;	/* owned, texts too */
 	size_t			 n_args;
 	int			 bad;	/* a token had a lexer error */
 };
@@ -75,19 +43,19 @@ enum parse_value {
 	PARSE_VALUE_OVERFLOW
 };
 
-static void	parse_listen(struct parse_src *,
+static void	parse_listen(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_stmt *);
-static void	parse_forward(struct parse_src *,
+static void	parse_forward(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_stmt *);
-static void	parse_include(struct parse_src *,
+static void	parse_include(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_stmt *);
-static void	parse_upstream(struct parse_src *,
+static void	parse_upstream(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_stmt *);
-static int	parse_body(struct parse_src *,
+static int	parse_body(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_seen *, const char *, int);
 
@@ -238,19 +206,6 @@ static const struct parse_syntax parse_number = {
 	parse_no_units, 1, 0, "a number"
 };
 
-static void __attribute__((format(printf, 4, 0)))
-parse_verror(struct parse_run *run, const char *file, int line,
-    const char *fmt, va_list ap)
-{
-	if (line > 0)
-		fprintf(run->errs, "%s:%d: ", file, line);
-	else
-		fprintf(run->errs, "%s: ", file);
-	vfprintf(run->errs, fmt, ap);
-	fputc('\n', run->errs);
-	run->n_errors++;
-}
-
 void
 parse_error(struct parse_run *run, const char *file, int line,
     const char *fmt, ...)
@@ -258,17 +213,7 @@ parse_error(struct parse_run *run, const char *file, int line,
 	va_list ap;
 
 	va_start(ap, fmt);
-	parse_verror(run, file, line, fmt, ap);
-	va_end(ap);
-}
-
-static void __attribute__((format(printf, 3, 4)))
-src_error(struct parse_src *s, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	parse_verror(s->run, s->path, line, fmt, ap);
+	lex_verror_at(&run->lex, file, line, fmt, ap);
 	va_end(ap);
 }
 
@@ -379,24 +324,6 @@ parse_format(const struct parse_directive *d, uint64_t v, char *buf,
 	return buf;
 }
 
-void
-parse_quote(const char *str, FILE *stream)
-{
-	const char *p;
-
-	if (*str != '\0' && strpbrk(str, " \t\r\n\f\v#;{}\"") == NULL) {
-		fputs(str, stream);
-		return;
-	}
-	putc('"', stream);
-	for (p = str; *p != '\0'; p++) {
-		if (*p == '"' || *p == '\\')
-			putc('\\', stream);
-		putc(*p, stream);
-	}
-	putc('"', stream);
-}
-
 /* Digits with an optional suffix of sx, into sx's base unit. */
 static enum parse_value
 parse_scaled(const char *str, const struct parse_syntax *sx, uint64_t *out)
@@ -444,7 +371,7 @@ parse_names_join(const struct parse_name *names, char *buf, size_t len)
 }
 
 static int
-parse_enum(struct parse_src *s, const struct parse_directive *d, int line,
+parse_enum(struct parse_run *run, const struct parse_directive *d, int line,
     const char *str, uint64_t *out)
 {
 	const struct parse_name *n;
@@ -456,14 +383,14 @@ parse_enum(struct parse_src *s, const struct parse_directive *d, int line,
 			return 0;
 		}
 	}
-	src_error(s, line, "%s: \"%s\" is not %s", d->name, str,
+	lex_error(&run->lex, line, "%s: \"%s\" is not %s", d->name, str,
 	    parse_names_join(d->names, buf, sizeof(buf)));
 	return -1;
 }
 
 /* One value of a numeric or enum directive, in its unit and range. */
 static int
-parse_value(struct parse_src *s, const struct parse_directive *d, int line,
+parse_value(struct parse_run *run, const struct parse_directive *d, int line,
     const char *str, uint64_t *out)
 {
 	const struct parse_syntax *sx = parse_syntax_of(d->kind);
@@ -472,20 +399,20 @@ parse_value(struct parse_src *s, const struct parse_directive *d, int line,
 	uint64_t v = 0;
 
 	if (d->kind == PARSE_ENUM)
-		return parse_enum(s, d, line, str, out);
+		return parse_enum(run, d, line, str, out);
 	if ((r = parse_scaled(str, sx, &v)) == PARSE_VALUE_SYNTAX) {
-		src_error(s, line, "%s: \"%s\" is not %s", d->name, str,
+		lex_error(&run->lex, line, "%s: \"%s\" is not %s", d->name, str,
 		    sx->what);
 		return -1;
 	}
 	if (r == PARSE_VALUE_OK && v % parse_scale(d->unit) != 0) {
-		src_error(s, line, "%s: %s is not a whole number of seconds",
-		    d->name, str);
+		lex_error(&run->lex, line, "%s: %s is not a whole number of "
+		    "seconds", d->name, str);
 		return -1;
 	}
 	v /= parse_scale(d->unit);
 	if (r == PARSE_VALUE_OVERFLOW || v < d->min || v > d->max) {
-		src_error(s, line, "%s: %s is out of range (%s to %s)",
+		lex_error(&run->lex, line, "%s: %s is out of range (%s to %s)",
 		    d->name, str, parse_format(d, d->min, lo, sizeof(lo)),
 		    parse_format(d, d->max, hi, sizeof(hi)));
 		return -1;
@@ -495,18 +422,18 @@ parse_value(struct parse_src *s, const struct parse_directive *d, int line,
 }
 
 static void
-parse_string(struct parse_src *s, const struct parse_directive *d,
+parse_string(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
 	char **field = (char **)(void *)((char *)base + d->offset);
 	char *copy;
 
 	if (st->args[0].text[0] == '\0') {
-		src_error(s, st->key.line, "%s: empty value", d->name);
+		lex_error(&run->lex, st->key.line, "%s: empty value", d->name);
 		return;
 	}
 	if ((copy = strdup(st->args[0].text)) == NULL) {
-		src_error(s, st->key.line, "out of memory");
+		lex_error(&run->lex, st->key.line, "out of memory");
 		return;
 	}
 	free(*field);
@@ -515,7 +442,7 @@ parse_string(struct parse_src *s, const struct parse_directive *d,
 
 /* A directive of a table entry without a handler: one value or a pair. */
 static void
-parse_scalar(struct parse_src *s, const struct parse_directive *d,
+parse_scalar(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
 	size_t i, max_args = (d->flags & PARSE_PAIR) ? 2 : 1;
@@ -523,25 +450,25 @@ parse_scalar(struct parse_src *s, const struct parse_directive *d,
 	uint64_t v[2];
 
 	if (st->n_args == 0) {
-		src_error(s, line, "%s: missing value", d->name);
+		lex_error(&run->lex, line, "%s: missing value", d->name);
 		return;
 	}
 	if (st->n_args > max_args) {
-		src_error(s, line, "%s: unexpected \"%s\"", d->name,
+		lex_error(&run->lex, line, "%s: unexpected \"%s\"", d->name,
 		    st->args[max_args].text);
 		return;
 	}
 	if (d->kind == PARSE_STRING) {
-		parse_string(s, d, base, st);
+		parse_string(run, d, base, st);
 		return;
 	}
 	for (i = 0; i < st->n_args; i++)
-		if (parse_value(s, d, line, st->args[i].text, &v[i]) == -1)
+		if (parse_value(run, d, line, st->args[i].text, &v[i]) == -1)
 			return;
 	v[1] = v[st->n_args - 1];
 	if (v[0] > v[1]) {
-		src_error(s, line, "%s: minimum %s is greater than maximum %s",
-		    d->name, st->args[0].text, st->args[1].text);
+		lex_error(&run->lex, line, "%s: minimum %s is greater than "
+		    "maximum %s", d->name, st->args[0].text, st->args[1].text);
 		return;
 	}
 	parse_put(d, base, d->offset, v[0]);
@@ -654,157 +581,6 @@ parse_implicit(struct config *conf, const char *file)
 	return 0;
 }
 
-/* Lexer. */
-
-static int
-lex_getc(struct parse_src *s)
-{
-	int c;
-
-	if ((c = getc(s->fp)) != EOF)
-		s->last_line = s->line;
-	if (c == '\n')
-		s->line++;
-	return c;
-}
-
-static int
-lex_peekc(struct parse_src *s)
-{
-	int c = getc(s->fp);
-
-	if (c != EOF)
-		ungetc(c, s->fp);
-	return c;
-}
-
-/* Space within a line. */
-static int
-lex_is_blank(int c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-}
-
-/* A character that ends a bare word. */
-static int
-lex_is_end(int c)
-{
-	return c == EOF || c == '\n' || lex_is_blank(c) || c == '#' ||
-	    c == ';' || c == '{' || c == '}' || c == '"';
-}
-
-/* Append c to the NUL-terminated growing buffer *buf; -1 out of memory. */
-static int
-lex_add(char **buf, size_t *len, int c)
-{
-	char *n;
-
-	if ((n = realloc(*buf, *len + 2)) == NULL)
-		return -1;
-	n[(*len)++] = (char)c;
-	n[*len] = '\0';
-	*buf = n;
-	return 0;
-}
-
-/* The rest of a double-quoted string, which ends on its own line. */
-static int
-lex_string(struct parse_src *s, struct parse_token *t, size_t *len)
-{
-	int c;
-
-	t->quoted = 1;
-	for (;;) {
-		c = lex_peekc(s);
-		if (c == '\n' || c == EOF) {
-			src_error(s, t->line, "unterminated string");
-			t->bad = 1;
-			return 0;
-		}
-		lex_getc(s);
-		if (c == '"')
-			return 0;
-		if (c == '\\' && (lex_peekc(s) == '"' || lex_peekc(s) == '\\'))
-			c = lex_getc(s);
-		if (lex_add(&t->text, len, c) == -1)
-			return -1;
-	}
-}
-
-static int
-lex_word(struct parse_src *s, struct parse_token *t, int c, size_t *len)
-{
-	if (lex_add(&t->text, len, c) == -1)
-		return -1;
-	while (!lex_is_end(lex_peekc(s)))
-		if (lex_add(&t->text, len, lex_getc(s)) == -1)
-			return -1;
-	return 0;
-}
-
-static void
-lex_next(struct parse_src *s, struct parse_token *t)
-{
-	size_t len = 0;
-	int c, r;
-
-	if (s->has_ahead) {
-		*t = s->ahead;
-		s->has_ahead = 0;
-		return;
-	}
-	memset(t, 0, sizeof(*t));
-	while (lex_is_blank(c = lex_getc(s)))
-		continue;
-	if (c == '#')
-		while ((c = lex_getc(s)) != EOF && c != '\n')
-			continue;
-	t->line = s->last_line;
-	switch (c) {
-	case EOF:
-		t->type = PARSE_T_EOF;
-		return;
-	case '\n':
-		t->type = PARSE_T_NEWLINE;
-		return;
-	case ';':
-		t->type = PARSE_T_SEMI;
-		return;
-	case '{':
-		t->type = PARSE_T_LBRACE;
-		return;
-	case '}':
-		t->type = PARSE_T_RBRACE;
-		return;
-	}
-	t->type = PARSE_T_WORD;
-	if ((t->text = strdup("")) == NULL)
-		r = -1;
-	else if (c == '"')
-		r = lex_string(s, t, &len);
-	else
-		r = lex_word(s, t, c, &len);
-	if (r == -1) {
-		/* Out of memory: stop reading this file. */
-		src_error(s, t->line, "out of memory");
-		free(t->text);
-		memset(t, 0, sizeof(*t));
-		t->type = PARSE_T_EOF;
-		t->line = s->last_line;
-		fseek(s->fp, 0, SEEK_END);
-	}
-}
-
-/* Push t back so that the next lex_next returns it (one at most). */
-static void
-lex_unget(struct parse_src *s, const struct parse_token *t)
-{
-	s->ahead = *t;
-	s->has_ahead = 1;
-}
-
-/* Parser. */
-
 static void
 stmt_free(struct parse_stmt *st)
 {
@@ -820,24 +596,24 @@ stmt_free(struct parse_stmt *st)
  * brace or, in a block, before an unquoted keyword of the block.
  */
 static void
-parse_collect(struct parse_src *s, const struct parse_directive *table,
+parse_collect(struct parse_run *run, const struct parse_directive *table,
     int in_block, struct parse_stmt *st)
 {
-	struct parse_token t, *n;
+	struct lex_token t, *n;
 
 	for (;;) {
-		lex_next(s, &t);
-		if (t.type == PARSE_T_NEWLINE || t.type == PARSE_T_SEMI)
+		lex_next(&run->lex, &t);
+		if (t.type == LEX_NEWLINE || t.type == LEX_SEMI)
 			return;
-		if (t.type != PARSE_T_WORD || (in_block && !t.quoted &&
+		if (t.type != LEX_WORD || (in_block && !t.quoted &&
 		    parse_lookup(table, t.text) != NULL)) {
-			lex_unget(s, &t);
+			lex_unget(&run->lex, &t);
 			return;
 		}
 		st->bad |= t.bad;
 		n = reallocarray(st->args, st->n_args + 1, sizeof(*n));
 		if (n == NULL) {
-			src_error(s, t.line, "out of memory");
+			lex_error(&run->lex, t.line, "out of memory");
 			free(t.text);
 			st->bad = 1;
 			continue;
@@ -849,25 +625,25 @@ parse_collect(struct parse_src *s, const struct parse_directive *table,
 
 /* Skip to the "}" matching one already read. */
 static void
-parse_skip_block(struct parse_src *s)
+parse_skip_block(struct parse_run *run)
 {
-	struct parse_token t;
+	struct lex_token t;
 	int depth = 1;
 
 	while (depth > 0) {
-		lex_next(s, &t);
+		lex_next(&run->lex, &t);
 		free(t.text);
-		if (t.type == PARSE_T_EOF)
+		if (t.type == LEX_EOF)
 			return;
-		if (t.type == PARSE_T_LBRACE)
+		if (t.type == LEX_LBRACE)
 			depth++;
-		else if (t.type == PARSE_T_RBRACE)
+		else if (t.type == LEX_RBRACE)
 			depth--;
 	}
 }
 
 static void
-parse_dispatch(struct parse_src *s, const struct parse_directive *table,
+parse_dispatch(struct parse_run *run, const struct parse_directive *table,
     void *base, struct parse_seen *seen, const char *block,
     struct parse_stmt *st)
 {
@@ -877,55 +653,55 @@ parse_dispatch(struct parse_src *s, const struct parse_directive *table,
 
 	if ((d = parse_lookup(table, st->key.text)) == NULL) {
 		if (block == NULL)
-			src_error(s, line, "unknown directive \"%s\"",
+			lex_error(&run->lex, line, "unknown directive \"%s\"",
 			    st->key.text);
 		else
-			src_error(s, line, "unknown directive \"%s\" in %s "
-			    "block", st->key.text, block);
+			lex_error(&run->lex, line, "unknown directive "
+			    "\"%s\" in %s block", st->key.text, block);
 		return;
 	}
 	first = &seen[d - table];
 	if (first->line != 0 && !(d->flags & PARSE_REPEAT)) {
-		src_error(s, line, "duplicate directive \"%s\" (first at "
-		    "%s:%d)", d->name, first->file, first->line);
+		lex_error(&run->lex, line, "duplicate directive \"%s\" (first "
+		    "at %s:%d)", d->name, first->file, first->line);
 		return;
 	}
 	if (first->line == 0) {
-		first->file = s->path;
+		first->file = lex_path(&run->lex);
 		first->line = line;
-		first->order = ++s->run->order;
+		first->order = ++run->order;
 	}
 	if (d->handler != NULL)
-		d->handler(s, d, base, st);
+		d->handler(run, d, base, st);
 	else
-		parse_scalar(s, d, base, st);
+		parse_scalar(run, d, base, st);
 }
 
 /* One directive whose keyword key has been read. */
 static void
-parse_statement(struct parse_src *s, const struct parse_directive *table,
+parse_statement(struct parse_run *run, const struct parse_directive *table,
     void *base, struct parse_seen *seen, const char *block,
-    struct parse_token *key)
+    struct lex_token *key)
 {
 	struct parse_stmt st;
-	struct parse_token t;
-	int errors = s->run->n_errors;
+	struct lex_token t;
+	int errors = run->lex.n_errors;
 
 	memset(&st, 0, sizeof(st));
 	st.key = *key;
 	st.bad = key->bad;
-	parse_collect(s, table, block != NULL, &st);
+	parse_collect(run, table, block != NULL, &st);
 	if (!st.bad)
-		parse_dispatch(s, table, base, seen, block, &st);
+		parse_dispatch(run, table, base, seen, block, &st);
 	stmt_free(&st);
 	/* A block after a directive that takes none: skip it whole. */
-	lex_next(s, &t);
-	if (t.type == PARSE_T_LBRACE) {
-		if (s->run->n_errors == errors)
-			src_error(s, t.line, "unexpected \"{\"");
-		parse_skip_block(s);
+	lex_next(&run->lex, &t);
+	if (t.type == LEX_LBRACE) {
+		if (run->lex.n_errors == errors)
+			lex_error(&run->lex, t.line, "unexpected \"{\"");
+		parse_skip_block(run);
 	} else
-		lex_unget(s, &t);
+		lex_unget(&run->lex, &t);
 }
 
 /*
@@ -934,34 +710,34 @@ parse_statement(struct parse_src *s, const struct parse_directive *table,
  * NULL. Returns 0, or -1 when a block is not closed.
  */
 static int
-parse_body(struct parse_src *s, const struct parse_directive *table,
+parse_body(struct parse_run *run, const struct parse_directive *table,
     void *base, struct parse_seen *seen, const char *block, int open_line)
 {
-	struct parse_token t;
+	struct lex_token t;
 
 	for (;;) {
-		lex_next(s, &t);
+		lex_next(&run->lex, &t);
 		switch (t.type) {
-		case PARSE_T_NEWLINE:
-		case PARSE_T_SEMI:
+		case LEX_NEWLINE:
+		case LEX_SEMI:
 			break;
-		case PARSE_T_EOF:
+		case LEX_EOF:
 			if (block == NULL)
 				return 0;
-			src_error(s, t.line, "missing \"}\" for %s block "
-			    "opened at line %d", block, open_line);
+			lex_error(&run->lex, t.line, "missing \"}\" for %s "
+			    "block opened at line %d", block, open_line);
 			return -1;
-		case PARSE_T_RBRACE:
+		case LEX_RBRACE:
 			if (block != NULL)
 				return 0;
-			src_error(s, t.line, "unexpected \"}\"");
+			lex_error(&run->lex, t.line, "unexpected \"}\"");
 			break;
-		case PARSE_T_LBRACE:
-			src_error(s, t.line, "unexpected \"{\"");
-			parse_skip_block(s);
+		case LEX_LBRACE:
+			lex_error(&run->lex, t.line, "unexpected \"{\"");
+			parse_skip_block(run);
 			break;
-		case PARSE_T_WORD:
-			parse_statement(s, table, base, seen, block, &t);
+		case LEX_WORD:
+			parse_statement(run, table, base, seen, block, &t);
 			free(t.text);
 			break;
 		}
@@ -970,7 +746,7 @@ parse_body(struct parse_src *s, const struct parse_directive *table,
 
 /* Parse str as an address of directive d and append it unless known. */
 static void
-parse_addr(struct parse_src *s, const struct parse_directive *d, int line,
+parse_addr(struct parse_run *run, const struct parse_directive *d, int line,
     const char *str, struct addr **arr, size_t *n)
 {
 	struct addr a;
@@ -979,38 +755,39 @@ parse_addr(struct parse_src *s, const struct parse_directive *d, int line,
 	size_t i;
 
 	if (addr_parse(str, CONFIG_DEFAULT_PORT, &a, &errstr) == -1) {
-		src_error(s, line, "%s: \"%s\" is not an address: %s", d->name,
-		    str, errstr);
+		lex_error(&run->lex, line, "%s: \"%s\" is not an address: %s",
+		    d->name, str, errstr);
 		return;
 	}
 	for (i = 0; i < *n; i++) {
 		if (addr_equal(&(*arr)[i], &a)) {
-			src_error(s, line, "%s: duplicate address %s",
+			lex_error(&run->lex, line, "%s: duplicate address %s",
 			    d->name, addr_format(&a, buf, sizeof(buf)));
 			return;
 		}
 	}
 	if (parse_add_addr(arr, n, &a) == -1)
-		src_error(s, line, "out of memory");
+		lex_error(&run->lex, line, "out of memory");
 }
 
 static void
-parse_listen(struct parse_src *s, const struct parse_directive *d,
+parse_listen(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
 	struct config *conf = base;
 	size_t i;
 
 	if (st->n_args == 0)
-		src_error(s, st->key.line, "%s: missing address", d->name);
+		lex_error(&run->lex, st->key.line, "%s: missing address",
+		    d->name);
 	for (i = 0; i < st->n_args; i++)
-		parse_addr(s, d, st->key.line, st->args[i].text,
+		parse_addr(run, d, st->key.line, st->args[i].text,
 		    &conf->listen, &conf->n_listen);
 }
 
 /* `upstream resolv.conf` stands for a whole list, so it stands alone. */
 static void
-parse_upstream(struct parse_src *s, const struct parse_directive *d,
+parse_upstream(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
 	struct config_forward *fw = base;
@@ -1018,26 +795,26 @@ parse_upstream(struct parse_src *s, const struct parse_directive *d,
 	size_t i;
 
 	if (st->n_args == 0)
-		src_error(s, line, "%s: missing address", d->name);
+		lex_error(&run->lex, line, "%s: missing address", d->name);
 	for (i = 0; i < st->n_args; i++) {
 		resolv = strcmp(st->args[i].text, "resolv.conf") == 0;
 		if (resolv && fw->use_resolv_conf)
-			src_error(s, line, "%s: duplicate resolv.conf",
+			lex_error(&run->lex, line, "%s: duplicate resolv.conf",
 			    d->name);
 		else if (resolv ? fw->n_upstreams > 0 : fw->use_resolv_conf)
-			src_error(s, line, "%s: resolv.conf cannot be "
+			lex_error(&run->lex, line, "%s: resolv.conf cannot be "
 			    "combined with addresses", d->name);
 		else if (resolv)
 			fw->use_resolv_conf = 1;
 		else
-			parse_addr(s, d, line, st->args[i].text,
+			parse_addr(run, d, line, st->args[i].text,
 			    &fw->upstreams, &fw->n_upstreams);
 	}
 }
 
 /* The zone of a forward directive, normalized; NULL after an error. */
 static char *
-parse_zone(struct parse_src *s, const struct parse_directive *d,
+parse_zone(struct parse_run *run, const struct parse_directive *d,
     struct parse_stmt *st)
 {
 	ldns_rdf *rdf;
@@ -1045,25 +822,25 @@ parse_zone(struct parse_src *s, const struct parse_directive *d,
 	int line = st->key.line;
 
 	if (st->n_args == 0) {
-		src_error(s, line, "%s: missing zone", d->name);
+		lex_error(&run->lex, line, "%s: missing zone", d->name);
 		return NULL;
 	}
 	if (st->n_args > 1) {
-		src_error(s, line, "%s: unexpected \"%s\"", d->name,
+		lex_error(&run->lex, line, "%s: unexpected \"%s\"", d->name,
 		    st->args[1].text);
 		return NULL;
 	}
 	if (st->args[0].text[0] == '\0' ||
 	    (rdf = ldns_dname_new_frm_str(st->args[0].text)) == NULL) {
-		src_error(s, line, "%s: \"%s\" is not a domain name", d->name,
-		    st->args[0].text);
+		lex_error(&run->lex, line, "%s: \"%s\" is not a domain name",
+		    d->name, st->args[0].text);
 		return NULL;
 	}
 	ldns_dname2canonical(rdf);
 	zone = ldns_rdf2str(rdf);
 	ldns_rdf_deep_free(rdf);
 	if (zone == NULL)
-		src_error(s, line, "out of memory");
+		lex_error(&run->lex, line, "out of memory");
 	return zone;
 }
 
@@ -1072,25 +849,26 @@ parse_zone(struct parse_src *s, const struct parse_directive *d,
  * after reporting it missing (report: not already reported otherwise).
  */
 static int
-parse_open(struct parse_src *s, const struct parse_directive *d,
+parse_open(struct parse_run *run, const struct parse_directive *d,
     const char *zone, int line)
 {
-	struct parse_token t;
+	struct lex_token t;
 
 	do
-		lex_next(s, &t);
-	while (t.type == PARSE_T_NEWLINE);
-	if (t.type == PARSE_T_LBRACE)
+		lex_next(&run->lex, &t);
+	while (t.type == LEX_NEWLINE);
+	if (t.type == LEX_LBRACE)
 		return t.line;
 	if (zone != NULL)
-		src_error(s, line, "%s \"%s\": missing \"{\"", d->name, zone);
-	lex_unget(s, &t);
+		lex_error(&run->lex, line, "%s \"%s\": missing \"{\"", d->name,
+		    zone);
+	lex_unget(&run->lex, &t);
 	return 0;
 }
 
 /* The checks of a forward block that was read without error. */
 static int
-parse_forward_check(struct parse_src *s, const struct parse_directive *d,
+parse_forward_check(struct parse_run *run, const struct parse_directive *d,
     const struct config *conf, const struct config_forward *fw, int line)
 {
 	const struct config_forward *other;
@@ -1099,46 +877,47 @@ parse_forward_check(struct parse_src *s, const struct parse_directive *d,
 	for (i = 0; i < conf->n_forwards; i++) {
 		other = &conf->forwards[i];
 		if (strcmp(other->zone, fw->zone) == 0) {
-			src_error(s, line, "%s \"%s\": duplicate zone (first "
-			    "at %s:%d)", d->name, fw->zone, other->where.file,
-			    other->where.line);
+			lex_error(&run->lex, line, "%s \"%s\": duplicate zone "
+			    "(first at %s:%d)", d->name, fw->zone,
+			    other->where.file, other->where.line);
 			return -1;
 		}
 	}
 	if (fw->n_upstreams == 0 && !fw->use_resolv_conf) {
-		src_error(s, line, "%s \"%s\": no upstream", d->name, fw->zone);
+		lex_error(&run->lex, line, "%s \"%s\": no upstream", d->name,
+		    fw->zone);
 		return -1;
 	}
 	return 0;
 }
 
 static void
-parse_forward(struct parse_src *s, const struct parse_directive *d,
+parse_forward(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
 	struct config *conf = base;
 	struct config_forward fw;
 	struct parse_seen *seen;
-	int errors = s->run->n_errors, line = st->key.line, open;
+	int errors = run->lex.n_errors, line = st->key.line, open;
 
 	memset(&fw, 0, sizeof(fw));
 	seen = calloc(parse_count(parse_forward_block), sizeof(*seen));
 	if (seen == NULL || parse_defaults(parse_forward_block, &fw) == -1) {
-		src_error(s, line, "out of memory");
+		lex_error(&run->lex, line, "out of memory");
 		goto done;
 	}
-	fw.zone = parse_zone(s, d, st);
-	if ((open = parse_open(s, d, fw.zone, line)) == 0)
+	fw.zone = parse_zone(run, d, st);
+	if ((open = parse_open(run, d, fw.zone, line)) == 0)
 		goto done;
-	if (parse_body(s, parse_forward_block, &fw, seen, d->name, open) ==
-	    -1 || s->run->n_errors != errors)
+	if (parse_body(run, parse_forward_block, &fw, seen, d->name, open) ==
+	    -1 || run->lex.n_errors != errors)
 		goto done;
-	if (parse_forward_check(s, d, conf, &fw, line) == -1)
+	if (parse_forward_check(run, d, conf, &fw, line) == -1)
 		goto done;
 	fw.where.line = line;
-	if ((fw.where.file = strdup(s->path)) == NULL ||
+	if ((fw.where.file = strdup(lex_path(&run->lex))) == NULL ||
 	    parse_add_forward(conf, &fw) == -1) {
-		src_error(s, line, "out of memory");
+		lex_error(&run->lex, line, "out of memory");
 		goto done;
 	}
 	free(seen);
@@ -1148,147 +927,37 @@ done:
 	parse_forward_free(&fw);
 }
 
-/* pattern relative to the directory of the file from; NULL: no memory. */
-static char *
-parse_include_path(const char *from, const char *pattern)
-{
-	const char *slash = strrchr(from, '/');
-	char *path;
-
-	if (pattern[0] == '/' || slash == NULL)
-		return strdup(pattern);
-	if (asprintf(&path, "%.*s/%s", (int)(slash - from), from,
-	    pattern) == -1)
-		return NULL;
-	return path;
-}
-
-const char *
-parse_strerror(int err)
-{
-	return err == EINVAL ? "not a regular file" : strerror(err);
-}
-
-FILE *
-parse_fopen(const char *path)
-{
-	struct stat sb;
-	FILE *fp;
-	int fd;
-
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1)
-		return NULL;
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		errno = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
-		return NULL;
-	}
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1 ||
-	    (fp = fdopen(fd, "r")) == NULL) {
-		close(fd);
-		return NULL;
-	}
-	return fp;
-}
-
-/* Remember path for as long as the run, so messages may borrow it. */
-static const char *
-parse_keep_path(struct parse_run *run, const char *path)
-{
-	char **n;
-
-	if ((n = reallocarray(run->files, run->n_files + 1,
-	    sizeof(*n))) == NULL)
-		return NULL;
-	run->files = n;
-	if ((n[run->n_files] = strdup(path)) == NULL)
-		return NULL;
-	return n[run->n_files++];
-}
-
-/* Read one file; from: the including file (at line), NULL for the top. */
+/* The body of a file being read, at the top level of the run. */
 static void
-parse_read(struct parse_run *run, const char *path, struct config *conf,
-    struct parse_src *from, int line)
+parse_included(void *arg)
 {
-	struct parse_src s;
+	struct parse_run *run = arg;
 
-	memset(&s, 0, sizeof(s));
-	s.run = run;
-	s.depth = from == NULL ? 0 : from->depth + 1;
-	s.line = s.last_line = 1;
-	if ((s.fp = parse_fopen(path)) == NULL) {
-		if (from == NULL)
-			parse_error(run, path, 0, "cannot open: %s",
-			    parse_strerror(errno));
-		else
-			src_error(from, line, "include: cannot open \"%s\": %s",
-			    path, parse_strerror(errno));
-		return;
-	}
-	if ((s.path = parse_keep_path(run, path)) == NULL)
-		parse_error(run, path, 0, "out of memory");
-	else
-		parse_body(&s, parse_top, conf, run->seen, NULL, 0);
-	if (ferror(s.fp))
-		parse_error(run, path, 0, "cannot read: %s", strerror(errno));
-	if (s.has_ahead)
-		free(s.ahead.text);
-	fclose(s.fp);
+	parse_body(run, parse_top, run->conf, run->seen, NULL, 0);
 }
 
 static void
-parse_include(struct parse_src *s, const struct parse_directive *d,
+parse_include(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
-	glob_t g;
-	char *path;
-	size_t i;
 	int line = st->key.line;
 
-	if (st->n_args != 1) {
-		if (st->n_args == 0)
-			src_error(s, line, "%s: missing pattern", d->name);
-		else
-			src_error(s, line, "%s: unexpected \"%s\"", d->name,
-			    st->args[1].text);
-		return;
-	}
-	if (s->depth >= PARSE_MAX_DEPTH) {
-		src_error(s, line, "%s: nested more than %d levels deep (an "
-		    "include loop?)", d->name, PARSE_MAX_DEPTH);
-		return;
-	}
-	if ((path = parse_include_path(s->path, st->args[0].text)) == NULL) {
-		src_error(s, line, "out of memory");
-		return;
-	}
-	/* A plain name must exist; a pattern may match nothing. */
-	if (strpbrk(st->args[0].text, "*?[") == NULL)
-		parse_read(s->run, path, base, s, line);
-	else {
-		memset(&g, 0, sizeof(g));
-		switch (glob(path, 0, NULL, &g)) {
-		case 0:
-			for (i = 0; i < g.gl_pathc; i++)
-				parse_read(s->run, g.gl_pathv[i], base, s,
-				    line);
-			break;
-		case GLOB_NOSPACE:
-			src_error(s, line, "out of memory");
-			break;
-		}
-		globfree(&g);
-	}
-	free(path);
+	(void)base;
+	if (st->n_args == 0)
+		lex_error(&run->lex, line, "%s: missing pattern", d->name);
+	else if (st->n_args > 1)
+		lex_error(&run->lex, line, "%s: unexpected \"%s\"", d->name,
+		    st->args[1].text);
+	else
+		lex_include(&run->lex, st->args[0].text, line, parse_included,
+		    run);
 }
 
 int
 parse_run_init(struct parse_run *run, FILE *errs)
 {
 	memset(run, 0, sizeof(*run));
-	run->errs = errs;
+	lex_init(&run->lex, errs);
 	if ((run->seen = calloc(parse_count(parse_top),
 	    sizeof(*run->seen))) == NULL)
 		return -1;
@@ -1298,11 +967,7 @@ parse_run_init(struct parse_run *run, FILE *errs)
 void
 parse_run_free(struct parse_run *run)
 {
-	size_t i;
-
-	for (i = 0; i < run->n_files; i++)
-		free(run->files[i]);
-	free(run->files);
+	lex_free(&run->lex);
 	free(run->seen);
 	memset(run, 0, sizeof(*run));
 }
@@ -1310,7 +975,8 @@ parse_run_free(struct parse_run *run)
 void
 parse_file(struct parse_run *run, const char *path, struct config *conf)
 {
-	parse_read(run, path, conf, NULL, 0);
+	run->conf = conf;
+	lex_read(&run->lex, path, parse_included, run);
 }
 
 const struct parse_seen *

@@ -7,9 +7,7 @@
 #include <stdio.h>
 
 #include "config.h"
-
-/* Deepest include nesting; deeper is reported as a probable include loop. */
-#define PARSE_MAX_DEPTH		16
+#include "lex.h"
 
 /* The value syntax of a directive. */
 enum parse_kind {
@@ -42,7 +40,7 @@ struct parse_name {
 	int		 value;
 };
 
-struct parse_src;	/* one file being read; private to parse.c */
+struct parse_run;	/* reading one configuration */
 struct parse_stmt;	/* one directive with its arguments; private */
 
 /*
@@ -64,7 +62,7 @@ struct parse_directive {
 	const char	*def_str;	/* PARSE_STRING default */
 	const struct parse_name *names;	/* PARSE_ENUM; ends with NULL */
 	/* PARSE_SPECIAL: parse st into base, reporting its own errors. */
-	void		(*handler)(struct parse_src *s,
+	void		(*handler)(struct parse_run *run,
 			    const struct parse_directive *d, void *base,
 			    struct parse_stmt *st);
 };
@@ -85,12 +83,10 @@ struct parse_seen {
 
 /* The state of reading one configuration (a file and its includes). */
 struct parse_run {
-	FILE			*errs;		/* borrowed; error lines */
-	int			 n_errors;	/* lines written to errs */
+	struct lex		 lex;		/* the files, the errors */
+	struct config		*conf;		/* borrowed; being filled */
 	struct parse_seen	*seen;		/* owned, one per entry of
 						 * parse_top */
-	char			**files;	/* owned; each file opened */
-	size_t			 n_files;
 	unsigned		 order;		/* last parse_seen.order */
 };
 
@@ -111,17 +107,6 @@ void	parse_run_free(struct parse_run *run);
  */
 void	parse_file(struct parse_run *run, const char *path,
 	    struct config *conf);
-
-/*
- * parse_fopen: open a configuration file (or resolv.conf) for reading: a
- * regular file only, never blocking on a FIFO. Returns the stream, or
- * NULL with errno set (EISDIR for a directory, EINVAL for other
- * non-regular files).
- */
-FILE	*parse_fopen(const char *path);
-
-/* parse_strerror: strerror(err), but "not a regular file" for EINVAL. */
-const char *parse_strerror(int err);
 
 /*
  * parse_error: write `file:line: message` to run->errs (`file: message` when
@@ -178,11 +163,5 @@ uint64_t parse_get(const struct parse_directive *d, const void *base,
  */
 char	*parse_format(const struct parse_directive *d, uint64_t v, char *buf,
 	    size_t len);
-
-/*
- * parse_quote: write str to stream as one token that parse_file reads back
- * as str: bare when it can be, else double-quoted with \" and \\ escapes.
- */
-void	parse_quote(const char *str, FILE *stream);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "addr.h"
 #include "config.h"
+#include "lex.h"
 #include "parse.h"
 
 /* The table-driven directives of table set in base, one per line. */
@@ -24,7 +25,7 @@ printconf_scalars(const struct parse_directive *table, const void *base,
 		if (d->kind == PARSE_STRING) {
 			str = *(char *const *)(const void *)
 			    ((const char *)base + d->offset);
-			parse_quote(str != NULL ? str : "", stream);
+			lex_quote(str != NULL ? str : "", stream);
 		} else {
 			lo = parse_get(d, base, d->offset);
 			fputs(parse_format(d, lo, buf, sizeof(buf)), stream);
@@ -56,7 +57,7 @@ printconf_forward(const struct config *conf, const struct config_forward *fw,
     FILE *stream)
 {
 	fputs("\nforward ", stream);
-	parse_quote(fw->zone, stream);
+	lex_quote(fw->zone, stream);
 	fputs(" {\n", stream);
 	if (fw->use_resolv_conf) {
 		fputs("\tupstream resolv.conf\n", stream);

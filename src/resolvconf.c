@@ -14,7 +14,7 @@
 #include "addr.h"
 #include "config.h"
 #include "log.h"
-#include "parse.h"
+#include "lex.h"
 #include "resolvconf.h"
 
 /* The address of a `nameserver ADDR` line into *ns; 0 for other lines. */
@@ -222,7 +222,7 @@ resolvconf_read(const char *path, const struct addr *self, size_t n_self,
 
 	*out = NULL;
 	*n_out = 0;
-	if ((fp = parse_fopen(path)) == NULL)
+	if ((fp = lex_fopen(path)) == NULL)
 		return -1;
 	r = resolvconf_parse(path, fp, &all, &n_all);
 	saved = errno;
