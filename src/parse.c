@@ -1,7 +1,6 @@
-/* parse.c: the dnsdamper.conf grammar: lexer, directive table, handlers. */
+/* parse.c: the dnsdamper.conf grammar: directive table, statements, load. */
 #include "autoconf.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +14,27 @@
 #include "config.h"
 #include "lex.h"
 #include "parse.h"
+#include "resolvconf.h"
+
+/* Where a top-level directive was first given; line 0: not given. */
+struct parse_seen {
+	const char	*file;		/* borrowed from the lex */
+	int		 line;
+	unsigned	 order;		/* 1 for the first directive read,
+					 * then increasing */
+};
+
+/* Reading one configuration: a file and its includes. */
+struct parse_run {
+	struct lex		 lex;		/* the files, the errors */
+	struct config		*conf;		/* borrowed; being filled */
+	const char		*file;		/* borrowed; the top file, or
+						 * CONFIG_BUILTIN */
+	struct parse_seen	*seen;		/* owned, one per entry of
+						 * parse_top */
+	unsigned		 order;		/* last parse_seen.order */
+	struct config_report	 report;	/* for config and resolvconf */
+};
 
 struct parse_stmt {
 	struct lex_token	 key;	/* borrowed */
@@ -69,103 +89,84 @@ static int	parse_body(struct parse_run *,
 #define PARSE_FIELD(type, f)						\
 	.offset = offsetof(type, f), .size = sizeof(((type *)0)->f)
 
-#define PARSE_NUM(n, k, u, f, lo, hi, dflt)				\
+#define PARSE_NUM(n, k, u, f, lo, hi)					\
 	{ .name = (n), .kind = (k), .unit = (u),			\
-	  PARSE_FIELD(struct config, f), .min = (lo), .max = (hi),	\
-	  .def = (dflt) }
+	  PARSE_FIELD(struct config, f), .min = (lo), .max = (hi) }
 
-#define PARSE_BOOL(n, f, dflt)						\
+#define PARSE_BOOL(n, f)						\
 	{ .name = (n), .kind = PARSE_ENUM, PARSE_FIELD(struct config, f),\
-	  .names = parse_bool_names, .def = (dflt) }
+	  .names = parse_bool_names }
 
-#define PARSE_STR(n, f, dflt)						\
-	{ .name = (n), .kind = PARSE_STRING, PARSE_FIELD(struct config, f),\
-	  .def_str = (dflt) }
+#define PARSE_STR(n, f)							\
+	{ .name = (n), .kind = PARSE_STRING, PARSE_FIELD(struct config, f) }
 
 #define PARSE_SPECIAL(n, fn)						\
 	{ .name = (n), .kind = PARSE_SPECIAL, .flags = PARSE_REPEAT,	\
 	  .handler = (fn) }
 
-static const struct parse_name parse_bool_names[] = {
+static const struct config_name parse_bool_names[] = {
 	{ "yes", 1 },
 	{ "no", 0 },
 	{ NULL, 0 }
 };
 
-static const struct parse_name parse_log_names[] = {
-	{ "stderr", CONFIG_LOG_STDERR },
-	{ "syslog", CONFIG_LOG_SYSLOG },
-	{ NULL, 0 }
-};
-
-static const struct parse_name parse_policy_names[] = {
-	{ "order", CONFIG_POLICY_ORDER },
-	{ "random", CONFIG_POLICY_RANDOM },
-	{ "fastest", CONFIG_POLICY_FASTEST },
-	{ "hash", CONFIG_POLICY_HASH },
-	{ NULL, 0 }
-};
-
-/* Scalars first, in the order printconf writes them. */
+/*
+ * Scalars first, in the order printconf writes them. The defaults are
+ * config_defaults'.
+ */
 const struct parse_directive parse_top[] = {
-	{ .name = "resolv-conf", .kind = PARSE_STRING,
-	  PARSE_FIELD(struct config, resolv_conf),
-	  .def_str = "/etc/resolv.conf" },
+	PARSE_STR("resolv-conf", resolv_conf),
 	PARSE_NUM("cache-size", PARSE_SIZE, PARSE_UNIT_BYTES, cache_size,
-	    64 * PARSE_KIB, 1024 * PARSE_GIB, 64 * PARSE_MIB),
+	    64 * PARSE_KIB, 1024 * PARSE_GIB),
 	/* RFC 2181 §8: a TTL is at most 2^31 - 1 seconds. */
 	PARSE_NUM("max-ttl", PARSE_DURATION, PARSE_UNIT_S, max_ttl,
-	    1, INT32_MAX, PARSE_DAY),
-	PARSE_NUM("min-ttl", PARSE_DURATION, PARSE_UNIT_S, min_ttl,
-	    0, PARSE_HOUR, 0),
-	/* RFC 2308 §5: a day at most, hours usual. */
+	    1, INT32_MAX),
+	{ .name = "min-ttl", .kind = PARSE_DURATION, .unit = PARSE_UNIT_S,
+	  PARSE_FIELD(struct config, min_ttl), .min = 0, .max = PARSE_HOUR,
+	  .at_most = "max-ttl" },
+	/* RFC 2308 §5: a day at most. */
 	PARSE_NUM("max-negative-ttl", PARSE_DURATION, PARSE_UNIT_S,
-	    max_negative_ttl, 0, PARSE_DAY, PARSE_HOUR),
+	    max_negative_ttl, 0, PARSE_DAY),
 	/* RFC 9520 §3.2: at least 1 s, at most 5 min. */
 	PARSE_NUM("failure-ttl", PARSE_DURATION, PARSE_UNIT_S, failure_ttl,
-	    1, 5 * PARSE_MINUTE, 5),
-	/* RFC 6891; 1232 bytes avoid fragmentation (DNS flag day 2020). */
+	    1, 5 * PARSE_MINUTE),
+	/* RFC 6891 §6.2.5: below 512 is treated as 512. */
 	PARSE_NUM("edns-buffer-size", PARSE_SIZE, PARSE_UNIT_BYTES,
-	    edns_buffer_size, 512, 4096, 1232),
+	    edns_buffer_size, 512, 4096),
 	{ .name = "upstream-timeout", .kind = PARSE_DURATION,
 	  .unit = PARSE_UNIT_MS, .flags = PARSE_PAIR,
 	  PARSE_FIELD(struct config, upstream_timeout_min),
 	  .offset_max = offsetof(struct config, upstream_timeout_max),
-	  .min = 10, .max = 60000, .def = 50, .def_max = 2000 },
+	  .min = 10, .max = 60000, .at_most = "query-timeout" },
 	PARSE_NUM("query-timeout", PARSE_DURATION, PARSE_UNIT_MS,
-	    query_timeout, 100, 60000, 4000),
+	    query_timeout, 100, 60000),
 	PARSE_NUM("tcp-clients", PARSE_NUMBER, PARSE_UNIT_NONE, tcp_clients,
-	    1, 100000, 256),
+	    1, 100000),
 	/* RFC 7766 §6.2.3: idle timeouts of seconds, not minutes. */
 	PARSE_NUM("tcp-idle-timeout", PARSE_DURATION, PARSE_UNIT_MS,
-	    tcp_idle_timeout, 1000, 3600000, 10000),
+	    tcp_idle_timeout, 1000, 3600000),
 	PARSE_NUM("max-inflight", PARSE_NUMBER, PARSE_UNIT_NONE, max_inflight,
-	    1, 1000000, 1024),
-	/* draft-vixie-dnsext-dns0x20 */
-	PARSE_BOOL("randomize-case", randomize_case, 1),
-	/* RFC 8767 §5: serve stale data, 1 to 3 days of it. */
-	PARSE_BOOL("serve-stale", serve_stale, 1),
+	    1, 1000000),
+	PARSE_BOOL("randomize-case", randomize_case),
+	PARSE_BOOL("serve-stale", serve_stale),
 	PARSE_NUM("stale-max-age", PARSE_DURATION, PARSE_UNIT_S,
-	    stale_max_age, 0, 30 * PARSE_DAY, PARSE_DAY),
-	/* RFC 8767 §4: stale answers carry a TTL of 30 s. */
+	    stale_max_age, 0, 30 * PARSE_DAY),
 	PARSE_NUM("stale-answer-ttl", PARSE_DURATION, PARSE_UNIT_S,
-	    stale_answer_ttl, 1, PARSE_HOUR, 30),
-	/* RFC 8767 §5: the client response timer, 1.8 s. */
+	    stale_answer_ttl, 1, PARSE_HOUR),
 	PARSE_NUM("client-timeout", PARSE_DURATION, PARSE_UNIT_MS,
-	    client_timeout, 0, 60000, 1800),
-	/* RFC 8767 §5: the failure recheck timer, 30 s. */
+	    client_timeout, 0, 60000),
 	PARSE_NUM("stale-refresh-interval", PARSE_DURATION, PARSE_UNIT_S,
-	    stale_refresh_interval, 1, PARSE_HOUR, 30),
-	PARSE_BOOL("prefetch", prefetch, 1),
-	PARSE_BOOL("srv-prefetch-targets", srv_prefetch_targets, 1),
-	PARSE_STR("control", control, "/run/dnsdamper/control.sock"),
-	PARSE_STR("control-mode", control_mode_str, "0660"),
-	PARSE_STR("control-group", control_group, CONFIG_NONE),
-	PARSE_STR("metrics-listen", metrics_listen_str, CONFIG_NONE),
-	PARSE_STR("cache-file", cache_file, "/var/lib/dnsdamper/cache.dump"),
-	PARSE_STR("user", user, "dnsdamper"),
+	    stale_refresh_interval, 1, PARSE_HOUR),
+	PARSE_BOOL("prefetch", prefetch),
+	PARSE_BOOL("srv-prefetch-targets", srv_prefetch_targets),
+	PARSE_STR("control", control),
+	PARSE_STR("control-mode", control_mode_str),
+	PARSE_STR("control-group", control_group),
+	PARSE_STR("metrics-listen", metrics_listen_str),
+	PARSE_STR("cache-file", cache_file),
+	PARSE_STR("user", user),
 	{ .name = "log", .kind = PARSE_ENUM, PARSE_FIELD(struct config, log),
-	  .names = parse_log_names, .def = CONFIG_LOG_STDERR },
+	  .names = config_log_names },
 	PARSE_SPECIAL("listen", parse_listen),
 	PARSE_SPECIAL("forward", parse_forward),
 	PARSE_SPECIAL("include", parse_include),
@@ -176,11 +177,11 @@ const struct parse_directive parse_forward_block[] = {
 	PARSE_SPECIAL("upstream", parse_upstream),
 	{ .name = "policy", .kind = PARSE_ENUM,
 	  PARSE_FIELD(struct config_forward, policy),
-	  .names = parse_policy_names, .def = CONFIG_POLICY_ORDER },
+	  .names = config_policy_names },
 	/* 0: an even share of what the other zones leave of max-inflight. */
 	{ .name = "max-inflight", .kind = PARSE_NUMBER,
 	  PARSE_FIELD(struct config_forward, max_inflight),
-	  .min = 0, .max = 1000000, .def = 0 },
+	  .min = 0, .max = 1000000 },
 	{ .name = NULL }
 };
 
@@ -205,17 +206,6 @@ static const struct parse_suffix parse_no_units[] = { { NULL, 0 } };
 static const struct parse_syntax parse_number = {
 	parse_no_units, 1, 0, "a number"
 };
-
-void
-parse_error(struct parse_run *run, const char *file, int line,
-    const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	lex_verror_at(&run->lex, file, line, fmt, ap);
-	va_end(ap);
-}
 
 static size_t
 parse_count(const struct parse_directive *table)
@@ -302,7 +292,7 @@ parse_format(const struct parse_directive *d, uint64_t v, char *buf,
 {
 	const struct parse_syntax *sx = parse_syntax_of(d->kind);
 	const struct parse_suffix *u, *best = NULL;
-	const struct parse_name *n;
+	const struct config_name *n;
 	uint64_t b = v * parse_scale(d->unit);
 
 	if (d->kind == PARSE_ENUM) {
@@ -358,7 +348,7 @@ parse_scaled(const char *str, const struct parse_syntax *sx, uint64_t *out)
 
 /* "a, b or c" from names, into buf. */
 static char *
-parse_names_join(const struct parse_name *names, char *buf, size_t len)
+parse_names_join(const struct config_name *names, char *buf, size_t len)
 {
 	size_t i, used = 0;
 
@@ -374,7 +364,7 @@ static int
 parse_enum(struct parse_run *run, const struct parse_directive *d, int line,
     const char *str, uint64_t *out)
 {
-	const struct parse_name *n;
+	const struct config_name *n;
 	char buf[256];
 
 	for (n = d->names; n->name != NULL; n++) {
@@ -474,111 +464,6 @@ parse_scalar(struct parse_run *run, const struct parse_directive *d,
 	parse_put(d, base, d->offset, v[0]);
 	if (d->flags & PARSE_PAIR)
 		parse_put(d, base, d->offset_max, v[1]);
-}
-
-int
-parse_defaults(const struct parse_directive *table, void *base)
-{
-	const struct parse_directive *d;
-	char **field;
-
-	for (d = table; d->name != NULL; d++) {
-		if (d->kind == PARSE_SPECIAL)
-			continue;
-		if (d->kind != PARSE_STRING) {
-			parse_put(d, base, d->offset, d->def);
-			if (d->flags & PARSE_PAIR)
-				parse_put(d, base, d->offset_max, d->def_max);
-			continue;
-		}
-		field = (char **)(void *)((char *)base + d->offset);
-		free(*field);
-		if ((*field = strdup(d->def_str)) == NULL)
-			return -1;
-	}
-	return 0;
-}
-
-void
-parse_clear(const struct parse_directive *table, void *base)
-{
-	const struct parse_directive *d;
-	char **field;
-
-	for (d = table; d->name != NULL; d++) {
-		if (d->kind != PARSE_STRING)
-			continue;
-		field = (char **)(void *)((char *)base + d->offset);
-		free(*field);
-		*field = NULL;
-	}
-}
-
-void
-parse_forward_free(struct config_forward *fw)
-{
-	parse_clear(parse_forward_block, fw);
-	free(fw->zone);
-	free(fw->upstreams);
-	free(fw->where.file);
-	memset(fw, 0, sizeof(*fw));
-}
-
-/* Append a copy of *fw to conf->forwards, which then owns what fw owns. */
-static int
-parse_add_forward(struct config *conf, const struct config_forward *fw)
-{
-	struct config_forward *n;
-
-	n = reallocarray(conf->forwards, conf->n_forwards + 1, sizeof(*n));
-	if (n == NULL)
-		return -1;
-	n[conf->n_forwards++] = *fw;
-	conf->forwards = n;
-	return 0;
-}
-
-static int
-parse_add_addr(struct addr **arr, size_t *n, const struct addr *a)
-{
-	struct addr *na;
-
-	if ((na = reallocarray(*arr, *n + 1, sizeof(*na))) == NULL)
-		return -1;
-	na[(*n)++] = *a;
-	*arr = na;
-	return 0;
-}
-
-int
-parse_implicit(struct config *conf, const char *file)
-{
-	static const char *const listen[] = { "127.0.0.1", "::1" };
-	struct config_forward fw;
-	struct addr a;
-	const char *errstr;
-	size_t i, n_listen = conf->n_listen;
-
-	conf->listen_default = n_listen == 0;
-	for (i = 0; n_listen == 0 && i < sizeof(listen) / sizeof(listen[0]);
-	    i++)
-		if (addr_parse(listen[i], CONFIG_DEFAULT_PORT, &a,
-		    &errstr) == -1 ||
-		    parse_add_addr(&conf->listen, &conf->n_listen, &a) == -1)
-			return -1;
-	for (i = 0; i < conf->n_forwards; i++)
-		if (strcmp(conf->forwards[i].zone, ".") == 0)
-			return 0;
-	memset(&fw, 0, sizeof(fw));
-	fw.use_resolv_conf = 1;
-	if (parse_defaults(parse_forward_block, &fw) == -1 ||
-	    (fw.zone = strdup(".")) == NULL ||
-	    (fw.where.file = strdup(file)) == NULL ||
-	    parse_add_forward(conf, &fw) == -1) {
-		parse_forward_free(&fw);
-		return -1;
-	}
-	return 0;
 }
 
 static void
@@ -766,7 +651,7 @@ parse_addr(struct parse_run *run, const struct parse_directive *d, int line,
 			return;
 		}
 	}
-	if (parse_add_addr(arr, n, &a) == -1)
+	if (config_add_addr(arr, n, &a) == -1)
 		lex_error(&run->lex, line, "out of memory");
 }
 
@@ -900,9 +785,9 @@ parse_forward(struct parse_run *run, const struct parse_directive *d,
 	struct parse_seen *seen;
 	int errors = run->lex.n_errors, line = st->key.line, open;
 
-	memset(&fw, 0, sizeof(fw));
-	seen = calloc(parse_count(parse_forward_block), sizeof(*seen));
-	if (seen == NULL || parse_defaults(parse_forward_block, &fw) == -1) {
+	config_forward_defaults(&fw);
+	if ((seen = calloc(parse_count(parse_forward_block),
+	    sizeof(*seen))) == NULL) {
 		lex_error(&run->lex, line, "out of memory");
 		goto done;
 	}
@@ -916,7 +801,7 @@ parse_forward(struct parse_run *run, const struct parse_directive *d,
 		goto done;
 	fw.where.line = line;
 	if ((fw.where.file = strdup(lex_path(&run->lex))) == NULL ||
-	    parse_add_forward(conf, &fw) == -1) {
+	    config_add_forward(conf, &fw) == -1) {
 		lex_error(&run->lex, line, "out of memory");
 		goto done;
 	}
@@ -924,7 +809,7 @@ parse_forward(struct parse_run *run, const struct parse_directive *d,
 	return;
 done:
 	free(seen);
-	parse_forward_free(&fw);
+	config_forward_free(&fw);
 }
 
 /* The body of a file being read, at the top level of the run. */
@@ -953,38 +838,108 @@ parse_include(struct parse_run *run, const struct parse_directive *d,
 		    run);
 }
 
-int
-parse_run_init(struct parse_run *run, FILE *errs)
+/*
+ * Report through the run what config or resolvconf found: at where, or
+ * where directive was first given, or at the top file.
+ */
+static void __attribute__((format(printf, 4, 0)))
+parse_report(void *arg, const struct config_where *where,
+    const char *directive, const char *fmt, va_list ap)
 {
-	memset(run, 0, sizeof(*run));
-	lex_init(&run->lex, errs);
-	if ((run->seen = calloc(parse_count(parse_top),
-	    sizeof(*run->seen))) == NULL)
-		return -1;
-	return 0;
+	struct parse_run *run = arg;
+	const struct parse_seen *at;
+
+	if (where != NULL) {
+		lex_verror_at(&run->lex, where->file, where->line, fmt, ap);
+		return;
+	}
+	at = &run->seen[parse_lookup(parse_top, directive) - parse_top];
+	if (at->line > 0)
+		lex_verror_at(&run->lex, at->file, at->line, fmt, ap);
+	else
+		lex_verror_at(&run->lex, run->file, 0, fmt, ap);
 }
 
-void
-parse_run_free(struct parse_run *run)
+/*
+ * A value (a pair's minimum) above that of the directive it may not
+ * exceed; reported where the later of the two was given.
+ */
+static void
+parse_check_at_most(struct parse_run *run, const struct parse_directive *d)
 {
-	lex_free(&run->lex);
-	free(run->seen);
-	memset(run, 0, sizeof(*run));
+	const struct parse_directive *hi = parse_lookup(parse_top, d->at_most);
+	const struct parse_seen *at = &run->seen[d - parse_top];
+	const struct parse_seen *at_hi = &run->seen[hi - parse_top];
+	char lo_buf[32], hi_buf[32];
+	uint64_t lo_v, hi_v;
+
+	lo_v = parse_get(d, run->conf, d->offset);
+	hi_v = parse_get(hi, run->conf, hi->offset);
+	if (lo_v <= hi_v)
+		return;
+	if (at_hi->order > at->order)
+		at = at_hi;
+	lex_error_at(&run->lex, at->line > 0 ? at->file : run->file, at->line,
+	    "%s%s %s is greater than %s %s", d->name,
+	    (d->flags & PARSE_PAIR) ? " minimum" : "",
+	    parse_format(d, lo_v, lo_buf, sizeof(lo_buf)), hi->name,
+	    parse_format(hi, hi_v, hi_buf, sizeof(hi_buf)));
 }
 
-void
-parse_file(struct parse_run *run, const char *path, struct config *conf)
+/* The defaults, the file at path (NULL: none), what they imply, checked. */
+static void
+parse_read(struct parse_run *run, const char *path)
 {
-	run->conf = conf;
-	lex_read(&run->lex, path, parse_included, run);
-}
-
-const struct parse_seen *
-parse_seen(const struct parse_run *run, const char *name)
-{
+	struct config *conf = run->conf;
 	const struct parse_directive *d;
 
-	if ((d = parse_lookup(parse_top, name)) == NULL)
-		return NULL;
-	return &run->seen[d - parse_top];
+	if (config_defaults(conf) == -1 ||
+	    (path != NULL && (conf->source = strdup(path)) == NULL)) {
+		lex_error_at(&run->lex, run->file, 0, "out of memory");
+		return;
+	}
+	if (path != NULL)
+		lex_read(&run->lex, path, parse_included, run);
+	if (config_implicit(conf, run->file) == -1) {
+		lex_error_at(&run->lex, run->file, 0, "out of memory");
+		return;
+	}
+	for (d = parse_top; d->name != NULL; d++)
+		if (d->at_most != NULL)
+			parse_check_at_most(run, d);
+	config_validate(conf, &run->report);
+}
+
+int
+parse_load(const char *path, struct config *conf, FILE *errs)
+{
+	struct parse_run run;
+	int errors;
+
+	memset(conf, 0, sizeof(*conf));
+	memset(&run, 0, sizeof(run));
+	lex_init(&run.lex, errs);
+	run.conf = conf;
+	run.file = path != NULL ? path : CONFIG_BUILTIN;
+	run.report.error = parse_report;
+	run.report.arg = &run;
+	if ((run.seen = calloc(parse_count(parse_top),
+	    sizeof(*run.seen))) == NULL)
+		lex_error_at(&run.lex, run.file, 0, "out of memory");
+	else
+		parse_read(&run, path);
+	/*
+	 * Which nameservers are our own depends on the listen addresses and
+	 * resolv-conf being right: apply only a configuration without error.
+	 */
+	if (run.lex.n_errors == 0)
+		resolvconf_apply(conf, &run.report);
+	errors = run.lex.n_errors;
+	lex_free(&run.lex);
+	free(run.seen);
+	if (errors > 0) {
+		config_free(conf);
+		return -1;
+	}
+	return 0;
 }

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "lex.h"
 #include "parse.h"
+#include "printconf.h"
 
 /* The table-driven directives of table set in base, one per line. */
 static void
@@ -74,7 +75,7 @@ printconf_forward(const struct config *conf, const struct config_forward *fw,
 }
 
 void
-config_print(const struct config *conf, FILE *stream)
+printconf_write(const struct config *conf, FILE *stream)
 {
 	char buf[ADDR_STRLEN];
 	size_t i;
@@ -85,14 +86,4 @@ config_print(const struct config *conf, FILE *stream)
 		    addr_format(&conf->listen[i], buf, sizeof(buf)));
 	for (i = 0; i < conf->n_forwards; i++)
 		printconf_forward(conf, &conf->forwards[i], stream);
-}
-
-const char *
-config_policy_name(enum config_policy policy)
-{
-	static char buf[16];
-
-	/* The table's own names, so the log and the config never differ. */
-	return parse_format(parse_lookup(parse_forward_block, "policy"),
-	    policy, buf, sizeof(buf));
 }

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "log.h"
 #include "parse.h"
+#include "printconf.h"
 #include "resolvconf.h"
 #include "testutil.h"
 
@@ -42,7 +43,7 @@ teardown(void)
 	testutil_rmtree(test_dir);
 }
 
-/* Load the file path; returns config_load's result, its errors in *errs. */
+/* Load the file path; returns parse_load's result, its errors in *errs. */
 static int
 load_file(const char *path, struct config *conf, char **errs)
 {
@@ -50,7 +51,7 @@ load_file(const char *path, struct config *conf, char **errs)
 	int r;
 
 	testutil_capture_start(&c);
-	r = config_load(path, conf, c.fp);
+	r = parse_load(path, conf, c.fp);
 	testutil_capture_end(&c);
 	*errs = c.text;
 	return r;
@@ -161,6 +162,9 @@ START_TEST(test_defaults)
 	struct config conf;
 
 	ck_assert_int_eq(config_defaults(&conf), 0);
+	ck_assert_uint_eq(conf.n_listen, 0);
+	ck_assert_uint_eq(conf.n_forwards, 0);
+	ck_assert_int_eq(config_implicit(&conf, CONFIG_BUILTIN), 0);
 	ck_assert_ptr_null(conf.source);
 	ck_assert_str_eq(conf.resolv_conf, "/etc/resolv.conf");
 	ck_assert_uint_eq(conf.cache_size, 64 * 1024 * 1024);
@@ -878,7 +882,7 @@ START_TEST(test_print_canonical)
 	    "resolv-conf resolv.conf\n"
 	    "listen [::1]:5300\n", &conf);
 	testutil_capture_start(&c);
-	config_print(&conf, c.fp);
+	printconf_write(&conf, c.fp);
 	ck_assert_str_eq(testutil_capture_end(&c),
 	    "resolv-conf resolv.conf\n"
 	    "cache-size 1536k\n"
@@ -961,14 +965,14 @@ START_TEST(test_print_round_trip)
 	    "forward 10.in-addr.arpa { upstream [2001:db8::1]:53 }\n"
 	    "forward Lab.Corp.Example. { upstream resolv.conf }\n", &a);
 	testutil_capture_start(&c1);
-	config_print(&a, c1.fp);
+	printconf_write(&a, c1.fp);
 	testutil_write(NULL, "printed.conf", testutil_capture_end(&c1));
 	ck_assert_int_eq(load_file("printed.conf", &b, &errs), 0);
 	ck_assert_str_eq(errs, "");
 	free(errs);
 	assert_config_equal(&a, &b);
 	testutil_capture_start(&c2);
-	config_print(&b, c2.fp);
+	printconf_write(&b, c2.fp);
 	ck_assert_str_eq(testutil_capture_end(&c2), c1.text);
 	testutil_capture_free(&c1);
 	testutil_capture_free(&c2);
@@ -979,7 +983,7 @@ START_TEST(test_print_round_trip)
 	testutil_write(NULL, "resolv.conf", "nameserver 192.0.2.1\n");
 	load_ok("resolv-conf resolv.conf\n", &a);
 	testutil_capture_start(&c1);
-	config_print(&a, c1.fp);
+	printconf_write(&a, c1.fp);
 	testutil_write(NULL, "printed.conf", testutil_capture_end(&c1));
 	testutil_capture_free(&c1);
 	ck_assert_int_eq(load_file("printed.conf", &b, &errs), 0);
