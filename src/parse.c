@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <ldns/ldns.h>
 
@@ -15,6 +14,7 @@
 #include "lex.h"
 #include "parse.h"
 #include "resolvconf.h"
+#include "value.h"
 
 /* Where a top-level directive was first given; line 0: not given. */
 struct parse_seen {
@@ -43,26 +43,6 @@ struct parse_stmt {
 	int			 bad;	/* a token had a lexer error */
 };
 
-/* A unit suffix and what it multiplies by, in the syntax's base unit. */
-struct parse_suffix {
-	const char	*suffix;
-	uint64_t	 mult;
-};
-
-/* The syntax of a number with a unit: suffixes ascending by mult. */
-struct parse_syntax {
-	const struct parse_suffix	*units;
-	uint64_t			 bare;	/* mult without suffix */
-	int				 nocase;
-	const char			*what;	/* "is not ..." */
-};
-
-enum parse_value {
-	PARSE_VALUE_OK,
-	PARSE_VALUE_SYNTAX,
-	PARSE_VALUE_OVERFLOW
-};
-
 static void	parse_listen(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_stmt *);
@@ -78,13 +58,6 @@ static void	parse_upstream(struct parse_run *,
 static int	parse_body(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_seen *, const char *, int);
-
-#define PARSE_MINUTE	60ULL
-#define PARSE_HOUR	(60 * PARSE_MINUTE)
-#define PARSE_DAY	(24 * PARSE_HOUR)
-#define PARSE_KIB	1024ULL
-#define PARSE_MIB	(1024 * PARSE_KIB)
-#define PARSE_GIB	(1024 * PARSE_MIB)
 
 #define PARSE_FIELD(type, f)						\
 	.offset = offsetof(type, f), .size = sizeof(((type *)0)->f)
@@ -116,47 +89,47 @@ static const struct config_name parse_bool_names[] = {
  */
 const struct parse_directive parse_top[] = {
 	PARSE_STR("resolv-conf", resolv_conf),
-	PARSE_NUM("cache-size", PARSE_SIZE, PARSE_UNIT_BYTES, cache_size,
-	    64 * PARSE_KIB, 1024 * PARSE_GIB),
+	PARSE_NUM("cache-size", PARSE_SIZE, VALUE_UNIT_BYTES, cache_size,
+	    64 * VALUE_KIB, 1024 * VALUE_GIB),
 	/* RFC 2181 §8: a TTL is at most 2^31 - 1 seconds. */
-	PARSE_NUM("max-ttl", PARSE_DURATION, PARSE_UNIT_S, max_ttl,
+	PARSE_NUM("max-ttl", PARSE_DURATION, VALUE_UNIT_S, max_ttl,
 	    1, INT32_MAX),
-	{ .name = "min-ttl", .kind = PARSE_DURATION, .unit = PARSE_UNIT_S,
-	  PARSE_FIELD(struct config, min_ttl), .min = 0, .max = PARSE_HOUR,
+	{ .name = "min-ttl", .kind = PARSE_DURATION, .unit = VALUE_UNIT_S,
+	  PARSE_FIELD(struct config, min_ttl), .min = 0, .max = VALUE_HOUR,
 	  .at_most = "max-ttl" },
 	/* RFC 2308 §5: a day at most. */
-	PARSE_NUM("max-negative-ttl", PARSE_DURATION, PARSE_UNIT_S,
-	    max_negative_ttl, 0, PARSE_DAY),
+	PARSE_NUM("max-negative-ttl", PARSE_DURATION, VALUE_UNIT_S,
+	    max_negative_ttl, 0, VALUE_DAY),
 	/* RFC 9520 §3.2: at least 1 s, at most 5 min. */
-	PARSE_NUM("failure-ttl", PARSE_DURATION, PARSE_UNIT_S, failure_ttl,
-	    1, 5 * PARSE_MINUTE),
+	PARSE_NUM("failure-ttl", PARSE_DURATION, VALUE_UNIT_S, failure_ttl,
+	    1, 5 * VALUE_MINUTE),
 	/* RFC 6891 §6.2.5: below 512 is treated as 512. */
-	PARSE_NUM("edns-buffer-size", PARSE_SIZE, PARSE_UNIT_BYTES,
+	PARSE_NUM("edns-buffer-size", PARSE_SIZE, VALUE_UNIT_BYTES,
 	    edns_buffer_size, 512, 4096),
 	{ .name = "upstream-timeout", .kind = PARSE_DURATION,
-	  .unit = PARSE_UNIT_MS, .flags = PARSE_PAIR,
+	  .unit = VALUE_UNIT_MS, .flags = PARSE_PAIR,
 	  PARSE_FIELD(struct config, upstream_timeout_min),
 	  .offset_max = offsetof(struct config, upstream_timeout_max),
 	  .min = 10, .max = 60000, .at_most = "query-timeout" },
-	PARSE_NUM("query-timeout", PARSE_DURATION, PARSE_UNIT_MS,
+	PARSE_NUM("query-timeout", PARSE_DURATION, VALUE_UNIT_MS,
 	    query_timeout, 100, 60000),
-	PARSE_NUM("tcp-clients", PARSE_NUMBER, PARSE_UNIT_NONE, tcp_clients,
+	PARSE_NUM("tcp-clients", PARSE_NUMBER, VALUE_UNIT_NONE, tcp_clients,
 	    1, 100000),
 	/* RFC 7766 §6.2.3: idle timeouts of seconds, not minutes. */
-	PARSE_NUM("tcp-idle-timeout", PARSE_DURATION, PARSE_UNIT_MS,
+	PARSE_NUM("tcp-idle-timeout", PARSE_DURATION, VALUE_UNIT_MS,
 	    tcp_idle_timeout, 1000, 3600000),
-	PARSE_NUM("max-inflight", PARSE_NUMBER, PARSE_UNIT_NONE, max_inflight,
+	PARSE_NUM("max-inflight", PARSE_NUMBER, VALUE_UNIT_NONE, max_inflight,
 	    1, 1000000),
 	PARSE_BOOL("randomize-case", randomize_case),
 	PARSE_BOOL("serve-stale", serve_stale),
-	PARSE_NUM("stale-max-age", PARSE_DURATION, PARSE_UNIT_S,
-	    stale_max_age, 0, 30 * PARSE_DAY),
-	PARSE_NUM("stale-answer-ttl", PARSE_DURATION, PARSE_UNIT_S,
-	    stale_answer_ttl, 1, PARSE_HOUR),
-	PARSE_NUM("client-timeout", PARSE_DURATION, PARSE_UNIT_MS,
+	PARSE_NUM("stale-max-age", PARSE_DURATION, VALUE_UNIT_S,
+	    stale_max_age, 0, 30 * VALUE_DAY),
+	PARSE_NUM("stale-answer-ttl", PARSE_DURATION, VALUE_UNIT_S,
+	    stale_answer_ttl, 1, VALUE_HOUR),
+	PARSE_NUM("client-timeout", PARSE_DURATION, VALUE_UNIT_MS,
 	    client_timeout, 0, 60000),
-	PARSE_NUM("stale-refresh-interval", PARSE_DURATION, PARSE_UNIT_S,
-	    stale_refresh_interval, 1, PARSE_HOUR),
+	PARSE_NUM("stale-refresh-interval", PARSE_DURATION, VALUE_UNIT_S,
+	    stale_refresh_interval, 1, VALUE_HOUR),
 	PARSE_BOOL("prefetch", prefetch),
 	PARSE_BOOL("srv-prefetch-targets", srv_prefetch_targets),
 	PARSE_STR("control", control),
@@ -185,28 +158,6 @@ const struct parse_directive parse_forward_block[] = {
 	{ .name = NULL }
 };
 
-static const struct parse_suffix parse_duration_units[] = {
-	{ "ms", 1 }, { "s", 1000 }, { "m", 60 * 1000 },
-	{ "h", 3600 * 1000 }, { "d", 86400 * 1000 }, { NULL, 0 }
-};
-static const struct parse_syntax parse_duration = {
-	parse_duration_units, 1000, 0,
-	"a duration (digits with optional ms, s, m, h or d)"
-};
-
-static const struct parse_suffix parse_size_units[] = {
-	{ "k", PARSE_KIB }, { "m", PARSE_MIB }, { "g", PARSE_GIB },
-	{ NULL, 0 }
-};
-static const struct parse_syntax parse_size = {
-	parse_size_units, 1, 1, "a size (digits with optional k, m or g)"
-};
-
-static const struct parse_suffix parse_no_units[] = { { NULL, 0 } };
-static const struct parse_syntax parse_number = {
-	parse_no_units, 1, 0, "a number"
-};
-
 static size_t
 parse_count(const struct parse_directive *table)
 {
@@ -226,21 +177,15 @@ parse_lookup(const struct parse_directive *table, const char *name)
 	return NULL;
 }
 
-/* Multiplier from a directive's stored unit to its syntax's base unit. */
-static uint64_t
-parse_scale(enum parse_unit unit)
-{
-	return unit == PARSE_UNIT_S ? 1000 : 1;
-}
-
-static const struct parse_syntax *
+/* The value syntax of a numeric kind. */
+static enum value_syntax
 parse_syntax_of(enum parse_kind kind)
 {
 	if (kind == PARSE_DURATION)
-		return &parse_duration;
+		return VALUE_DURATION;
 	if (kind == PARSE_SIZE)
-		return &parse_size;
-	return &parse_number;
+		return VALUE_SIZE;
+	return VALUE_NUMBER;
 }
 
 uint64_t
@@ -290,60 +235,16 @@ char *
 parse_format(const struct parse_directive *d, uint64_t v, char *buf,
     size_t len)
 {
-	const struct parse_syntax *sx = parse_syntax_of(d->kind);
-	const struct parse_suffix *u, *best = NULL;
 	const struct config_name *n;
-	uint64_t b = v * parse_scale(d->unit);
 
-	if (d->kind == PARSE_ENUM) {
-		for (n = d->names; n->name != NULL; n++)
-			if ((uint64_t)n->value == v)
-				break;
-		snprintf(buf, len, "%s", n->name != NULL ? n->name : "?");
-		return buf;
-	}
-	/* The largest exact unit; zero takes the unit of a bare number. */
-	for (u = sx->units; u->suffix != NULL; u++)
-		if (b == 0 ? u->mult == sx->bare : b % u->mult == 0)
-			best = u;
-	if (best == NULL)
-		snprintf(buf, len, "%llu", (unsigned long long)(b / sx->bare));
-	else
-		snprintf(buf, len, "%llu%s",
-		    (unsigned long long)(b / best->mult), best->suffix);
+	if (d->kind != PARSE_ENUM)
+		return value_format(parse_syntax_of(d->kind), d->unit, v, buf,
+		    len);
+	for (n = d->names; n->name != NULL; n++)
+		if ((uint64_t)n->value == v)
+			break;
+	snprintf(buf, len, "%s", n->name != NULL ? n->name : "?");
 	return buf;
-}
-
-/* Digits with an optional suffix of sx, into sx's base unit. */
-static enum parse_value
-parse_scaled(const char *str, const struct parse_syntax *sx, uint64_t *out)
-{
-	const struct parse_suffix *u;
-	const char *p;
-	uint64_t v = 0, mult = sx->bare;
-	int overflow = 0;
-
-	if (*str < '0' || *str > '9')
-		return PARSE_VALUE_SYNTAX;
-	for (p = str; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-			overflow = 1;
-		else
-			v = v * 10 + (uint64_t)(*p - '0');
-	}
-	if (*p != '\0') {
-		for (u = sx->units; u->suffix != NULL; u++)
-			if ((sx->nocase ? strcasecmp(p, u->suffix) :
-			    strcmp(p, u->suffix)) == 0)
-				break;
-		if (u->suffix == NULL)
-			return PARSE_VALUE_SYNTAX;
-		mult = u->mult;
-	}
-	if (overflow || v > UINT64_MAX / mult)
-		return PARSE_VALUE_OVERFLOW;
-	*out = v * mult;
-	return PARSE_VALUE_OK;
 }
 
 /* "a, b or c" from names, into buf. */
@@ -383,25 +284,24 @@ static int
 parse_value(struct parse_run *run, const struct parse_directive *d, int line,
     const char *str, uint64_t *out)
 {
-	const struct parse_syntax *sx = parse_syntax_of(d->kind);
-	enum parse_value r;
+	enum value_syntax syntax = parse_syntax_of(d->kind);
+	enum value_result r;
 	char lo[32], hi[32];
 	uint64_t v = 0;
 
 	if (d->kind == PARSE_ENUM)
 		return parse_enum(run, d, line, str, out);
-	if ((r = parse_scaled(str, sx, &v)) == PARSE_VALUE_SYNTAX) {
+	if ((r = value_scan(str, syntax, d->unit, &v)) == VALUE_SYNTAX) {
 		lex_error(&run->lex, line, "%s: \"%s\" is not %s", d->name, str,
-		    sx->what);
+		    value_what(syntax));
 		return -1;
 	}
-	if (r == PARSE_VALUE_OK && v % parse_scale(d->unit) != 0) {
+	if (r == VALUE_FRACTION) {
 		lex_error(&run->lex, line, "%s: %s is not a whole number of "
 		    "seconds", d->name, str);
 		return -1;
 	}
-	v /= parse_scale(d->unit);
-	if (r == PARSE_VALUE_OVERFLOW || v < d->min || v > d->max) {
+	if (r == VALUE_OVERFLOW || v < d->min || v > d->max) {
 		lex_error(&run->lex, line, "%s: %s is out of range (%s to %s)",
 		    d->name, str, parse_format(d, d->min, lo, sizeof(lo)),
 		    parse_format(d, d->max, hi, sizeof(hi)));
@@ -467,7 +367,7 @@ parse_scalar(struct parse_run *run, const struct parse_directive *d,
 }
 
 static void
-stmt_free(struct parse_stmt *st)
+parse_stmt_free(struct parse_stmt *st)
 {
 	size_t i;
 
@@ -578,7 +478,7 @@ parse_statement(struct parse_run *run, const struct parse_directive *table,
 	parse_collect(run, table, block != NULL, &st);
 	if (!st.bad)
 		parse_dispatch(run, table, base, seen, block, &st);
-	stmt_free(&st);
+	parse_stmt_free(&st);
 	/* A block after a directive that takes none: skip it whole. */
 	lex_next(&run->lex, &t);
 	if (t.type == LEX_LBRACE) {

@@ -7,25 +7,16 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "value.h"
 
 /* The value syntax of a directive. */
 enum parse_kind {
-	PARSE_DURATION,	/* digits with optional ms, s, m, h, d; bare
-			 * digits are seconds */
-	PARSE_SIZE,	/* digits with optional k, m, g (any case), binary
-			 * multiples; bare digits are bytes */
-	PARSE_NUMBER,	/* digits */
+	PARSE_DURATION,	/* VALUE_DURATION */
+	PARSE_SIZE,	/* VALUE_SIZE */
+	PARSE_NUMBER,	/* VALUE_NUMBER */
 	PARSE_ENUM,	/* one of names[] (yes/no for booleans) */
 	PARSE_STRING,	/* one word or quoted string, owned char * */
 	PARSE_SPECIAL	/* own syntax, parsed and stored by handler */
-};
-
-/* The unit a numeric directive is stored and ranged in. */
-enum parse_unit {
-	PARSE_UNIT_NONE,	/* a plain count */
-	PARSE_UNIT_BYTES,	/* PARSE_SIZE */
-	PARSE_UNIT_S,		/* PARSE_DURATION in whole seconds */
-	PARSE_UNIT_MS		/* PARSE_DURATION in milliseconds */
 };
 
 /* Flags of a directive. */
@@ -45,7 +36,7 @@ struct parse_stmt;	/* one directive with its arguments; private */
 struct parse_directive {
 	const char	*name;
 	enum parse_kind	 kind;
-	enum parse_unit	 unit;
+	enum value_unit	 unit;		/* numbers: stored and ranged in */
 	int		 flags;		/* PARSE_REPEAT, PARSE_PAIR */
 	size_t		 offset;	/* of the field in the scope's struct */
 	size_t		 size;		/* of that field: 2, 4 or 8 bytes for
