@@ -58,7 +58,8 @@ config_reset_strings(struct config *conf, int with_defaults)
 	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		free(*strs[i].field);
 		*strs[i].field = NULL;
-		if (with_defaults && (*strs[i].field = strdup(strs[i].def)) == NULL)
+		if (with_defaults &&
+		    (*strs[i].field = strdup(strs[i].def)) == NULL)
 			return -1;
 	}
 	return 0;
@@ -184,9 +185,9 @@ config_check_budgets(const struct config *conf, const struct config_report *r)
 		sum += fw->max_inflight;
 		if (sum + shared <= conf->max_inflight)
 			continue;
-		config_error(r, &fw->where, NULL, "forward \"%s\": max-inflight "
-		    "%u: the zones would need %llu of max-inflight %u",
-		    fw->zone, fw->max_inflight,
+		config_error(r, &fw->where, NULL, "forward \"%s\": "
+		    "max-inflight %u: the zones would need %llu of "
+		    "max-inflight %u", fw->zone, fw->max_inflight,
 		    (unsigned long long)(sum + shared), conf->max_inflight);
 		return;
 	}
@@ -244,8 +245,9 @@ config_check_metrics_listen(struct config *conf,
 		return;
 	if (addr_parse(conf->metrics_listen_str, 9153, &conf->metrics_listen,
 	    &errstr) == -1)
-		config_error(r, NULL, "metrics-listen", "metrics-listen: \"%s\" "
-		    "is not an address: %s", conf->metrics_listen_str, errstr);
+		config_error(r, NULL, "metrics-listen", "metrics-listen: "
+		    "\"%s\" is not an address: %s", conf->metrics_listen_str,
+		    errstr);
 	else
 		config_canonical(&conf->metrics_listen_str,
 		    addr_format(&conf->metrics_listen, buf, sizeof(buf)),

@@ -54,17 +54,25 @@ struct config_where {
 
 /* One `forward ZONE { ... }` block. */
 struct config_forward {
-	char			*zone;		/* owned; lower case, presentation
-						 * format, absolute: "." or
+	char			*zone;		/* owned; lower case,
+						 * presentation format,
+						 * absolute: "." or
 						 * "corp.example." */
 	struct addr		*upstreams;	/* owned array, port set */
 	size_t			 n_upstreams;
 	int			 use_resolv_conf; /* `upstream resolv.conf` */
 	enum config_policy	 policy;
 	uint32_t		 max_inflight;	/* 0: a share of the global */
-	struct config_where	 where;
+	struct config_where	 where;		/* of the forward directive;
+						 * the top file (or
+						 * CONFIG_BUILTIN) at line 0
+						 * for the implied one */
 };
 
+/*
+ * A configuration: filled by config_defaults, then a reader (parse_load),
+ * config_implicit, config_validate and resolvconf_apply; then read-only.
+ */
 struct config {
 	char			*source;	/* owned; file read, or NULL
 						 * when running on defaults */
@@ -72,7 +80,8 @@ struct config {
 	size_t			 n_listen;
 	int			 listen_default; /* no listen directive: the
 						 * built-in addresses */
-	struct config_forward	*forwards;	/* owned array, in file order */
+	struct config_forward	*forwards;	/* owned array, in file order,
+						 * the implied one last */
 	size_t			 n_forwards;
 	char			*resolv_conf;	/* owned; default
 						 * /etc/resolv.conf */
@@ -96,7 +105,8 @@ struct config {
 	uint32_t		 stale_refresh_interval; /* seconds */
 	int			 prefetch;	/* boolean */
 	int			 srv_prefetch_targets; /* boolean */
-	char			*control;	/* owned; socket path or "none" */
+	char			*control;	/* owned; socket path or
+						 * "none" */
 	char			*control_mode_str; /* owned; octal, as given */
 	unsigned		 control_mode;	/* from control_mode_str */
 	char			*control_group;	/* owned; group or "none" */
@@ -145,9 +155,10 @@ void	config_forward_defaults(struct config_forward *fw);
 /*
  * config_implicit: add what a configuration means without saying it:
  * listen on 127.0.0.1:53 and [::1]:53 when conf has no listen address
- * (conf->listen_default then set), and `forward . { upstream resolv.conf }`
- * when no forward is for the root, with where file (copied) at line 0.
- * Returns 0, or -1 if out of memory.
+ * (conf->listen_default says whether that was so), and `forward . {
+ * upstream resolv.conf }` when no forward is for the root, with where file
+ * (copied) at line 0. Returns 0, or -1 if out of memory (conf is then for
+ * config_free).
  */
 int	config_implicit(struct config *conf, const char *file);
 
@@ -161,16 +172,24 @@ int	config_add_addr(struct addr **arr, size_t *n, const struct addr *a);
  * config_add_forward: append *fw to conf->forwards, which then owns what
  * fw owns. Returns 0, or -1 if out of memory (fw still owns it).
  */
-int	config_add_forward(struct config *conf, const struct config_forward *fw);
+int	config_add_forward(struct config *conf,
+	    const struct config_forward *fw);
 
 /*
  * config_validate: the checks across directives of a configuration that
- * was read, reported through r (every error, not only the first): the
- * max-inflight of the zones fits the global one with at least 1 left for
- * each zone without its own; control-mode is an octal mode up to 0777
- * (then stored in control_mode); metrics-listen is "none" or an address
- * (default port 9153; then stored in metrics_listen). Both strings are
- * rewritten in canonical form, as -t -v prints them.
+ * was read, every error reported through r, not only the first:
+ * - the max-inflight of the zones fits the global one with at least 1 left
+ *   for each zone without its own: `forward "ZONE": max-inflight N: the
+ *   zones would need N of max-inflight N` at the forward, or `max-inflight
+ *   N leaves less than 1 for each of the N zones without their own`;
+ * - control-mode is an octal mode from 0 to 0777, then stored in
+ *   control_mode: `control-mode: "STR" is not an octal mode from 0 to
+ *   0777`;
+ * - metrics-listen is "none" (metrics_listen.len 0) or an address, port
+ *   9153 by default, then stored in metrics_listen: `metrics-listen: "STR"
+ *   is not an address: why`.
+ * Both strings are rewritten in canonical form, as -t -v prints them
+ * ("0660", "127.0.0.1:9153"); out of memory is reported too.
  */
 void	config_validate(struct config *conf, const struct config_report *r);
 

@@ -51,9 +51,10 @@ void	lex_free(struct lex *lx);
 
 /*
  * lex_read: open the top file at path (lex_fopen), make it the file that
- * lex_next reads, and call read(arg), which reads it to LEX_EOF; then close
- * it. Errors are written to lx->errs and counted: `path: cannot open: why`,
- * `path: cannot read: why`, `path: out of memory`.
+ * lex_next reads, and call read(arg), which reads its tokens; then close
+ * it (freeing a token still pushed back). Errors are written to lx->errs
+ * and counted: `path: cannot open: why`, `path: cannot read: why`,
+ * `path: out of memory`; read is not called when the file does not open.
  */
 void	lex_read(struct lex *lx, const char *path, void (*read)(void *arg),
 	    void *arg);
@@ -74,8 +75,9 @@ void	lex_include(struct lex *lx, const char *pattern, int line,
 	    void (*read)(void *arg), void *arg);
 
 /*
- * lex_next: the next token of the file being read into *t; comments (# to
- * the end of the line) and blanks are skipped. A quoted string ends at its
+ * lex_next: the next token of the file being read into *t (only from
+ * within a read callback); comments (# to the end of the line) and blanks
+ * are skipped; LEX_EOF again and again at the end. A quoted string ends at its
  * closing quote on the same line (\" and \\ are escapes); a bare word at a
  * blank, newline, #, ;, {, } or ". An unterminated string is reported
  * (`file:line: unterminated string`) and returned with t->bad set. Out of

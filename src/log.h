@@ -5,7 +5,7 @@
 #include <stdarg.h>
 
 enum log_level {
-	LOG_LEVEL_ERR = 0,	/* what stops a start, a reload or an upstream */
+	LOG_LEVEL_ERR = 0,	/* stops a start, a reload or an upstream */
 	LOG_LEVEL_WARN = 1,	/* trouble worked around: always shown */
 	LOG_LEVEL_INFO = 2,	/* start, stop, reload, state changes */
 	LOG_LEVEL_DEBUG = 3	/* one line per event worth tracing */

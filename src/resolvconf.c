@@ -118,9 +118,10 @@ resolvconf_why_self(const struct addr *ns, const struct addr *self,
 		if (addr_equal(ns, &self[i]))
 			return "it is our listen address";
 		/* 0.0.0.0 and :: mean this host to connect(2). */
-		if (addr_is_wildcard(ns) && addr_port(ns) == addr_port(&self[i]))
-			return "it is an unspecified address (this host) and we "
-			    "listen on";
+		if (addr_is_wildcard(ns) &&
+		    addr_port(ns) == addr_port(&self[i]))
+			return "it is an unspecified address (this host) and "
+			    "we listen on";
 		if (!addr_is_wildcard(&self[i]) ||
 		    addr_family(&self[i]) != addr_family(ns) ||
 		    addr_port(&self[i]) != addr_port(ns))
