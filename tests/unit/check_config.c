@@ -20,8 +20,7 @@
 #include "resolvconf.h"
 #include "testutil.h"
 
-static char test_dir[TESTUTIL_PATH_MAX];
-static char test_old_cwd[TESTUTIL_PATH_MAX];
+static struct testutil_workdir test_dir;
 
 /*
  * Each test runs in a fresh directory, so file names in messages are short.
@@ -31,16 +30,13 @@ static void
 setup(void)
 {
 	log_init("check_config", LOG_LEVEL_WARN);
-	ck_assert_ptr_nonnull(getcwd(test_old_cwd, sizeof(test_old_cwd)));
-	testutil_tmpdir(test_dir, sizeof(test_dir));
-	ck_assert_int_eq(chdir(test_dir), 0);
+	testutil_workdir_enter(&test_dir);
 }
 
 static void
 teardown(void)
 {
-	ck_assert_int_eq(chdir(test_old_cwd), 0);
-	testutil_rmtree(test_dir);
+	testutil_workdir_leave(&test_dir);
 }
 
 /* Load the file path; returns parse_load's result, its errors in *errs. */
@@ -1076,6 +1072,15 @@ record_error(void *arg, const struct config_where *where,
 	fputc('\n', fp);
 }
 
+/* Report into c: r as a reader would fill it, recording what it gets. */
+static void
+record_start(struct testutil_capture *c, struct config_report *r)
+{
+	testutil_capture_start(c);
+	r->error = record_error;
+	r->arg = c->fp;
+}
+
 /* A forward for zone at t.conf:line, its upstreams from addrs (or none). */
 static void
 add_forward(struct config *conf, const char *zone, int line,
@@ -1125,9 +1130,7 @@ START_TEST(test_validate_report)
 	ck_assert_int_eq(config_implicit(&conf, "t.conf"), 0);
 	set_str(&conf.control_mode_str, "0999");
 	set_str(&conf.metrics_listen_str, "::1");
-	testutil_capture_start(&c);
-	r.error = record_error;
-	r.arg = c.fp;
+	record_start(&c, &r);
 	config_validate(&conf, &r);
 	/* At b., 6 + 5 is more than 10, before "." (implied, last) counts. */
 	ck_assert_str_eq(testutil_capture_end(&c),
@@ -1143,8 +1146,7 @@ START_TEST(test_validate_report)
 	/* 6 + 3 leaves 1 for ".". */
 	set_str(&conf.control_mode_str, "600");
 	conf.forwards[1].max_inflight = 3;
-	testutil_capture_start(&c);
-	r.arg = c.fp;
+	record_start(&c, &r);
 	config_validate(&conf, &r);
 	ck_assert_str_eq(testutil_capture_end(&c), "");
 	testutil_capture_free(&c);
@@ -1169,9 +1171,7 @@ START_TEST(test_resolvconf_apply)
 	set_str(&conf.resolv_conf, "resolv.conf");
 	add_forward(&conf, "a.", 2, loop, 0);
 	ck_assert_int_eq(config_implicit(&conf, "t.conf"), 0);
-	testutil_capture_start(&c);
-	r.error = record_error;
-	r.arg = c.fp;
+	record_start(&c, &r);
 	resolvconf_apply(&conf, &r);
 	ck_assert_str_eq(testutil_capture_end(&c),
 	    "t.conf:2 forward \"a.\": upstream 127.0.0.1:53 would loop: it "
@@ -1182,10 +1182,10 @@ START_TEST(test_resolvconf_apply)
 	ck_assert_uint_eq(fw->n_upstreams, 1);
 	assert_addr(&fw->upstreams[0], "192.0.2.53:53");
 
+	/* Again with "." as it was, and resolv.conf gone. */
 	set_str(&conf.resolv_conf, "nope.conf");
 	conf.forwards[1].n_upstreams = 0;
-	testutil_capture_start(&c);
-	r.arg = c.fp;
+	record_start(&c, &r);
 	resolvconf_apply(&conf, &r);
 	ck_assert_str_eq(testutil_capture_end(&c),
 	    "t.conf:2 forward \"a.\": upstream 127.0.0.1:53 would loop: it "

@@ -15,23 +15,19 @@
 #include "testutil.h"
 #include "value.h"
 
-static char test_dir[TESTUTIL_PATH_MAX];
-static char test_old_cwd[TESTUTIL_PATH_MAX];
+static struct testutil_workdir test_dir;
 
 /* Each test runs in a fresh directory, so file names are short. */
 static void
 setup(void)
 {
-	ck_assert_ptr_nonnull(getcwd(test_old_cwd, sizeof(test_old_cwd)));
-	testutil_tmpdir(test_dir, sizeof(test_dir));
-	ck_assert_int_eq(chdir(test_dir), 0);
+	testutil_workdir_enter(&test_dir);
 }
 
 static void
 teardown(void)
 {
-	ck_assert_int_eq(chdir(test_old_cwd), 0);
-	testutil_rmtree(test_dir);
+	testutil_workdir_leave(&test_dir);
 }
 
 /* A reading: the lexer and the tokens it gave, as text. */
