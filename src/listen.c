@@ -18,7 +18,6 @@
 #include "msg.h"
 #include "query.h"
 #include "systemd.h"
-#include "worker.h"
 
 #define UDP_BATCH	32		/* datagrams per recvmmsg */
 #define UDP_ROUNDS	4		/* batches per wakeup, for fairness */
@@ -28,7 +27,7 @@
 #define CMSG_BUF	CMSG_SPACE(sizeof(struct in6_pktinfo))
 
 struct listen_udp {
-	struct worker		*w;
+	struct query_ctx	*ctx;
 	int			 fd;
 	int			 pktinfo;	/* bound to a wildcard */
 	struct event		*ev;
@@ -334,7 +333,7 @@ handle_datagram(struct listen_udp *l, size_t i, uint64_t now, size_t *nout)
 	size_t len;
 
 	if (mh->msg_flags & MSG_TRUNC) {
-		worker_metrics(l->w)->dropped++;
+		l->ctx->metrics.dropped++;
 		return;
 	}
 	memset(c, 0, sizeof(*c));
@@ -343,7 +342,7 @@ handle_datagram(struct listen_udp *l, size_t i, uint64_t now, size_t *nout)
 	addr_from_sockaddr(&c->peer, mh->msg_name, mh->msg_namelen);
 	if (l->pktinfo)
 		read_pktinfo(mh, c);
-	if (query_handle(l->w, l->query[i], l->in[i].msg_len, c, now,
+	if (query_handle(l->ctx, l->query[i], l->in[i].msg_len, c, now,
 	    l->answer[*nout], sizeof(l->answer[*nout]), &len) !=
 	    QUERY_ANSWERED)
 		return;
@@ -398,16 +397,16 @@ udp_read_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 struct listen_udp *
-listen_udp_start(struct worker *w, const struct listen_socket *s)
+listen_udp_start(struct query_ctx *ctx, const struct listen_socket *s)
 {
 	struct listen_udp *l;
 
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return NULL;
-	l->w = w;
+	l->ctx = ctx;
 	l->fd = s->udp_fd;
 	l->pktinfo = addr_is_wildcard(&s->addr);
-	l->ev = event_new(worker_base(w), l->fd, EV_READ | EV_PERSIST,
+	l->ev = event_new(ctx->base, l->fd, EV_READ | EV_PERSIST,
 	    udp_read_cb, l);
 	if (l->ev == NULL || event_add(l->ev, NULL) == -1) {
 		listen_udp_stop(l);

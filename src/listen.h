@@ -12,7 +12,7 @@
 #include "addr.h"
 #include "config.h"
 
-struct worker;
+struct query_ctx;
 struct client;
 struct listen_udp;
 
@@ -47,11 +47,11 @@ int	listen_same(const struct config *conf, const struct listen_socket *socks,
 	    size_t n);
 
 /*
- * listen_udp_start: serve queries arriving on UDP socket s->udp_fd in w's
- * event loop. Returns NULL if out of memory. The socket stays owned by
- * the caller.
+ * listen_udp_start: serve queries arriving on UDP socket s->udp_fd in
+ * ctx's event loop. Returns NULL if out of memory. The socket stays owned
+ * by the caller.
  */
-struct listen_udp *listen_udp_start(struct worker *w,
+struct listen_udp *listen_udp_start(struct query_ctx *ctx,
 	    const struct listen_socket *s);
 
 /* listen_udp_stop: stop serving and free what listen_udp_start made. */

@@ -5,7 +5,7 @@
 
 #include "fetch.h"
 #include "prefetch.h"
-#include "worker.h"
+#include "query.h"
 
 #define SRV_TARGETS_MAX		16
 /* A refresh with two lost attempts still lands: R, then 2R, then R. */
@@ -32,34 +32,34 @@ prefetch_window(const struct zone *zone, uint32_t ttl)
  * none may start.
  */
 static int
-refresh(struct worker *w, const struct msg_query *q,
+refresh(struct query_ctx *ctx, const struct msg_query *q,
     const struct cache_key *key, uint64_t now)
 {
 	struct zone *zone;
 
-	zone = zone_find(worker_zones(w), key->data, q->q.qname_len);
+	zone = zone_find(ctx->zones, key->data, q->q.qname_len);
 	if (zone == NULL)
 		return -1;
-	return fetch_join(worker_fetches(w), key, q, worker_zones(w), zone,
-	    now, NULL) == 1 ? 0 : -1;
+	return fetch_join(ctx->fetches, key, q, ctx->zones, zone, now,
+	    NULL) == 1 ? 0 : -1;
 }
 
 void
-prefetch_maybe(struct worker *w, const struct msg_query *q,
+prefetch_maybe(struct query_ctx *ctx, const struct msg_query *q,
     const struct cache_key *key, const struct cache_result *res,
     uint64_t now)
 {
 	struct zone *zone;
 
 	/* Cheap test first: no window is more than half the life. */
-	if (!worker_config(w)->prefetch || !res->may_refresh ||
+	if (!ctx->conf->prefetch || !res->may_refresh ||
 	    res->expires_in > (uint64_t)res->ttl * 500)
 		return;
-	zone = zone_find(worker_zones(w), key->data, q->q.qname_len);
+	zone = zone_find(ctx->zones, key->data, q->q.qname_len);
 	if (res->expires_in > prefetch_window(zone, res->ttl))
 		return;
-	if (refresh(w, q, key, now) == 0)
-		worker_metrics(w)->prefetches++;
+	if (refresh(ctx, q, key, now) == 0)
+		ctx->metrics.prefetches++;
 }
 
 /* The question (target, qtype) asked with key's DO and CD bits. */
@@ -84,7 +84,7 @@ target_query(const uint8_t *target, size_t len, uint16_t qtype,
  * would be, and fetching it again would only double the traffic.
  */
 static void
-fetch_target(struct worker *w, const uint8_t *target, size_t len,
+fetch_target(struct query_ctx *ctx, const uint8_t *target, size_t len,
     uint16_t qtype, const struct cache_key *srv_key, uint64_t now)
 {
 	struct cache_result res;
@@ -93,18 +93,18 @@ fetch_target(struct worker *w, const uint8_t *target, size_t len,
 
 	target_query(target, len, qtype, srv_key, &q);
 	msg_name_fold(q.q.qname, len);
-	cache_key_make(worker_cache(w), &q.q, q.edns.do_bit,
+	cache_key_make(ctx->cache, &q.q, q.edns.do_bit,
 	    (q.flags & MSG_FLAG_CD) != 0, &key);
-	cache_lookup(worker_cache(w), &key, &q, NULL, now, NULL, 0, &res);
+	cache_lookup(ctx->cache, &key, &q, NULL, now, NULL, 0, &res);
 	if (res.state == CACHE_FRESH && res.expires_in > prefetch_window(
-	    zone_find(worker_zones(w), key.data, len), res.ttl))
+	    zone_find(ctx->zones, key.data, len), res.ttl))
 		return;
-	if (refresh(w, &q, &key, now) == 0)
-		worker_metrics(w)->prefetches++;
+	if (refresh(ctx, &q, &key, now) == 0)
+		ctx->metrics.prefetches++;
 }
 
 void
-prefetch_srv_targets(struct worker *w, const struct msg_response *r,
+prefetch_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
     const struct cache_key *key, uint64_t now)
 {
 	uint8_t target[MSG_NAME_MAX];
@@ -112,7 +112,7 @@ prefetch_srv_targets(struct worker *w, const struct msg_response *r,
 	size_t i, done = 0;
 	int len;
 
-	if (!worker_config(w)->srv_prefetch_targets ||
+	if (!ctx->conf->srv_prefetch_targets ||
 	    r->q.qtype != MSG_TYPE_SRV)
 		return;
 	for (i = 0; i < r->n_rrs && done < SRV_TARGETS_MAX; i++) {
@@ -126,8 +126,9 @@ prefetch_srv_targets(struct worker *w, const struct msg_response *r,
 		/* "." means no service is available: nothing to fetch. */
 		if (len <= 1)
 			continue;
-		fetch_target(w, target, (size_t)len, MSG_TYPE_A, key, now);
-		fetch_target(w, target, (size_t)len, MSG_TYPE_AAAA, key, now);
+		fetch_target(ctx, target, (size_t)len, MSG_TYPE_A, key, now);
+		fetch_target(ctx, target, (size_t)len, MSG_TYPE_AAAA, key,
+		    now);
 		done++;
 	}
 }

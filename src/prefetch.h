@@ -12,7 +12,7 @@
 #include "msg.h"
 #include "zone.h"
 
-struct worker;
+struct query_ctx;
 
 /*
  * prefetch_window: how long (ms) before expiry an entry stored with a
@@ -30,7 +30,7 @@ uint64_t prefetch_window(const struct zone *zone, uint32_t ttl);
  * prefetch is on, its last refresh did not just fail, and it is within
  * prefetch_window of expiry. Counts the prefetch.
  */
-void	prefetch_maybe(struct worker *w, const struct msg_query *q,
+void	prefetch_maybe(struct query_ctx *ctx, const struct msg_query *q,
 	    const struct cache_key *key, const struct cache_result *res,
 	    uint64_t now);
 
@@ -41,7 +41,7 @@ void	prefetch_maybe(struct worker *w, const struct msg_query *q,
  * window, so that a client's next lookup is a hit and a stale SRV set is
  * not left without addresses. No-op unless srv-prefetch-targets.
  */
-void	prefetch_srv_targets(struct worker *w, const struct msg_response *r,
+void	prefetch_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
 	    const struct cache_key *key, uint64_t now);
 
 #endif

@@ -10,11 +10,39 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "addr.h"
-#include "fetch.h"
+#include <event2/event.h>
 
-struct worker;
+#include "addr.h"
+#include "cache.h"
+#include "config.h"
+#include "fetch.h"
+#include "metrics.h"
+#include "msg.h"
+#include "zone.h"
+
 struct tcpconn;
+
+/* Room for any answer: msg_write_answer keeps within opts->limit, which is
+ * at most MSG_MAX_LEN (over TCP). */
+#define QUERY_ANSWER_MAX	MSG_MAX_LEN
+
+/*
+ * What queries are served with: one per worker (event loop), owned by it
+ * and passed down by pointer to its transports and queries, never global.
+ * Everything but the cache is the worker's alone; the cache may be shared
+ * by several workers.
+ */
+struct query_ctx {
+	struct event_base	*base;
+	const struct config	*conf;		/* borrowed; reload swaps it */
+	struct zone_table	*zones;		/* referenced */
+	struct cache		*cache;		/* borrowed, shared */
+	struct fetch_ctx	*fetches;	/* this loop's */
+	struct metrics		 metrics;	/* this loop's */
+	uint8_t			 scratch[QUERY_ANSWER_MAX]; /* one answer at
+						 * a time: query.c's to waiting
+						 * clients, tcpconn.c's */
+};
 
 enum client_transport {
 	CLIENT_UDP,
@@ -46,16 +74,17 @@ enum query_status {
  * answered FORMERR when the header can be read and dropped otherwise; other
  * opcodes get NOTIMP (RFC 1035 §4.1.1), EDNS versions above 0 BADVERS
  * (RFC 6891 §6.1.3). On QUERY_ANSWERED, *outlen octets of out (capacity
- * cap, at least MSG_MAX_LEN + 64) hold the answer. A pending TCP query
+ * cap, at least QUERY_ANSWER_MAX) hold the answer. A pending TCP query
  * holds a reference on c->conn until it is answered.
  */
-enum query_status query_handle(struct worker *w, const uint8_t *pkt,
+enum query_status query_handle(struct query_ctx *ctx, const uint8_t *pkt,
 	    size_t len, const struct client *c, uint64_t now, uint8_t *out,
 	    size_t cap, size_t *outlen);
 
 /*
  * query_fetch_done: the fetch_done_fn of a worker's fetches: stores the
- * result in the cache and answers every waiting query. arg is the worker.
+ * result in the cache and answers every waiting query. arg is the
+ * worker's struct query_ctx.
  */
 void	query_fetch_done(struct fetch *f, const struct fetch_result *res,
 	    void *arg);

@@ -10,16 +10,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct worker;
+struct query_ctx;
 struct tcp_server;
 struct tcpconn;
 
 /*
  * tcpconn_server_new: accept connections on listening socket fd (owned by
- * the caller) in w's loop. Limits (tcp-clients, tcp-idle-timeout) are read
- * from w's current config at each accept. Returns NULL on error.
+ * the caller) in ctx's loop. Limits (tcp-clients, tcp-idle-timeout) are
+ * read from ctx's current config at each accept. Returns NULL on error.
  */
-struct tcp_server *tcpconn_server_new(struct worker *w, int fd);
+struct tcp_server *tcpconn_server_new(struct query_ctx *ctx, int fd);
 
 /*
  * tcpconn_server_free: stop accepting and close every connection of s.
