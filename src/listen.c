@@ -287,8 +287,13 @@ fill_reply_header(struct msghdr *mh, const struct client *c, void *cbuf)
 	memcpy(CMSG_DATA(cm), &c->pktinfo, len);
 }
 
-void
-listen_udp_send(const struct client *c, const uint8_t *buf, size_t len)
+/*
+ * An answer to a query that waited, from the address the query was sent
+ * to. A failure is only logged (debug): a lost UDP answer is the client's
+ * to retry.
+ */
+static void
+udp_send(const struct client *c, const uint8_t *buf, size_t len)
 {
 	union {
 		struct cmsghdr	align;
@@ -303,6 +308,15 @@ listen_udp_send(const struct client *c, const uint8_t *buf, size_t len)
 	if (sendmsg(c->fd, &mh, MSG_DONTWAIT) == -1)
 		log_debug("udp send: %s", strerror(errno));
 }
+
+/* Nothing to keep alive: the socket outlives every query. */
+static void
+udp_keep(const struct client *c)
+{
+	(void)c;
+}
+
+static const struct client_ops udp_ops = { udp_send, udp_keep, udp_keep };
 
 static void
 prepare_receive(struct listen_udp *l)
@@ -337,6 +351,7 @@ handle_datagram(struct listen_udp *l, size_t i, uint64_t now, size_t *nout)
 		return;
 	}
 	memset(c, 0, sizeof(*c));
+	c->ops = &udp_ops;
 	c->transport = CLIENT_UDP;
 	c->fd = l->fd;
 	addr_from_sockaddr(&c->peer, mh->msg_name, mh->msg_namelen);

@@ -13,7 +13,6 @@
 #include "config.h"
 
 struct query_ctx;
-struct client;
 struct listen_udp;
 
 /* A bound address: one UDP and one listening TCP socket (-1: none). */
@@ -56,13 +55,5 @@ struct listen_udp *listen_udp_start(struct query_ctx *ctx,
 
 /* listen_udp_stop: stop serving and free what listen_udp_start made. */
 void	listen_udp_stop(struct listen_udp *l);
-
-/*
- * listen_udp_send: send one answer (buf, len octets) to UDP client c,
- * from the address its query was sent to. Errors are counted, not fatal:
- * a lost UDP answer is the client's to retry.
- */
-void	listen_udp_send(const struct client *c, const uint8_t *buf,
-	    size_t len);
 
 #endif

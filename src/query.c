@@ -7,13 +7,11 @@
 
 #include "cache.h"
 #include "clock.h"
-#include "listen.h"
 #include "localdata.h"
 #include "log.h"
 #include "msg.h"
 #include "prefetch.h"
 #include "query.h"
-#include "tcpconn.h"
 #include "zone.h"
 
 /* A query waiting for a fetch. */
@@ -79,10 +77,7 @@ query_send(struct query *qr, enum metrics_source source, const uint8_t *buf,
     size_t len, uint64_t now)
 {
 	count_answer(qr->ctx, source, buf[3] & 0xf, qr->arrived, now);
-	if (qr->client.transport == CLIENT_UDP)
-		listen_udp_send(&qr->client, buf, len);
-	else
-		tcpconn_send(qr->client.conn, buf, len);
+	qr->client.ops->send(&qr->client, buf, len);
 }
 
 static void
@@ -91,8 +86,7 @@ query_free(struct query *qr)
 	fetch_leave(&qr->waiter);
 	if (qr->client_timer != NULL)
 		event_free(qr->client_timer);
-	if (qr->client.transport == CLIENT_TCP)
-		tcpconn_release(qr->client.conn);
+	qr->client.ops->release(&qr->client);
 	free(qr);
 }
 
@@ -172,21 +166,20 @@ query_wait(struct query_ctx *ctx, const struct msg_query *q,
 		tv.tv_usec = (stale_wait % 1000) * 1000;
 		if ((qr->client_timer = evtimer_new(ctx->base,
 		    client_timeout_cb, qr)) == NULL ||
-		    evtimer_add(qr->client_timer, &tv) == -1) {
-			query_free(qr);
-			return -1;
-		}
+		    evtimer_add(qr->client_timer, &tv) == -1)
+			goto fail;
 	}
 	if (fetch_join(ctx->fetches, key, q, ctx->zones, zone, now,
-	    &qr->waiter) < 0) {
-		if (qr->client_timer != NULL)
-			event_free(qr->client_timer);
-		free(qr);
-		return -1;
-	}
-	if (c->transport == CLIENT_TCP)
-		tcpconn_hold(c->conn);
+	    &qr->waiter) < 0)
+		goto fail;
+	c->ops->hold(c);
 	return 0;
+fail:
+	/* Not query_free: c was not held yet. */
+	if (qr->client_timer != NULL)
+		event_free(qr->client_timer);
+	free(qr);
+	return -1;
 }
 
 /*

@@ -49,8 +49,26 @@ enum client_transport {
 	CLIENT_TCP
 };
 
-/* Where a query came from and how to send its answer back. */
+struct client;
+
+/* How a transport answers its clients; udp.c and tcpconn.c each have one. */
+struct client_ops {
+	/* Send one answer (len octets, at most QUERY_ANSWER_MAX) to c. */
+	void	(*send)(const struct client *c, const uint8_t *buf,
+		    size_t len);
+	/* c's query waits for a fetch: keep alive what answering it needs. */
+	void	(*hold)(const struct client *c);
+	/* That query has ended, answered or not. */
+	void	(*release)(const struct client *c);
+};
+
+/*
+ * Where a query came from and how to send its answer back. A query that
+ * waits keeps a copy, so the transport's state for answering is in it by
+ * value; query.c reads only ops, transport and peer.
+ */
 struct client {
+	const struct client_ops	*ops;
 	enum client_transport	 transport;
 	struct addr		 peer;
 	int			 fd;	/* UDP: the listening socket */
@@ -74,8 +92,9 @@ enum query_status {
  * answered FORMERR when the header can be read and dropped otherwise; other
  * opcodes get NOTIMP (RFC 1035 §4.1.1), EDNS versions above 0 BADVERS
  * (RFC 6891 §6.1.3). On QUERY_ANSWERED, *outlen octets of out (capacity
- * cap, at least QUERY_ANSWER_MAX) hold the answer. A pending TCP query
- * holds a reference on c->conn until it is answered.
+ * cap, at least QUERY_ANSWER_MAX) hold the answer. On QUERY_PENDING, the
+ * answer goes out later through c->ops->send, between c->ops->hold now
+ * and c->ops->release when the query ends.
  */
 enum query_status query_handle(struct query_ctx *ctx, const uint8_t *pkt,
 	    size_t len, const struct client *c, uint64_t now, uint8_t *out,

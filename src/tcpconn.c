@@ -88,16 +88,23 @@ conn_finish(struct tcpconn *c)
 	conn_maybe_close(c);
 }
 
-void
-tcpconn_hold(struct tcpconn *c)
+/* cl's query waits for a fetch: its connection must outlive it. */
+static void
+conn_hold(const struct client *cl)
 {
-	c->refs++;
-	c->pending++;
+	cl->conn->refs++;
+	cl->conn->pending++;
 }
 
-void
-tcpconn_release(struct tcpconn *c)
+/*
+ * cl's waiting query has ended; reading resumes if it was paused at the
+ * pipelining limit. May free the connection.
+ */
+static void
+conn_release(const struct client *cl)
 {
+	struct tcpconn *c = cl->conn;
+
 	c->pending--;
 	if (c->srv != NULL && c->closing)
 		conn_maybe_close(c);
@@ -109,8 +116,12 @@ tcpconn_release(struct tcpconn *c)
 	conn_unref(c);
 }
 
-void
-tcpconn_send(struct tcpconn *c, const uint8_t *buf, size_t len)
+/*
+ * Queue one answer (len octets, at most MSG_MAX_LEN) with its length
+ * prefix; dropped if c has closed meanwhile.
+ */
+static void
+conn_send(struct tcpconn *c, const uint8_t *buf, size_t len)
 {
 	uint8_t prefix[2] = { len >> 8, len & 0xff };
 	struct evbuffer *out;
@@ -127,6 +138,15 @@ tcpconn_send(struct tcpconn *c, const uint8_t *buf, size_t len)
 	evbuffer_add(out, buf, len);
 }
 
+static void
+client_send(const struct client *cl, const uint8_t *buf, size_t len)
+{
+	conn_send(cl->conn, buf, len);
+}
+
+static const struct client_ops tcp_ops = { client_send, conn_hold,
+    conn_release };
+
 /* Handle one framed message of len octets; 0 to go on, -1 to stop. */
 static int
 handle(struct tcpconn *c, const uint8_t *msg, size_t len, uint64_t now)
@@ -136,13 +156,14 @@ handle(struct tcpconn *c, const uint8_t *msg, size_t len, uint64_t now)
 	size_t outlen;
 
 	memset(&cl, 0, sizeof(cl));
+	cl.ops = &tcp_ops;
 	cl.transport = CLIENT_TCP;
 	cl.peer = c->peer;
 	cl.conn = c;
 	switch (query_handle(ctx, msg, len, &cl, now, ctx->scratch,
 	    sizeof(ctx->scratch), &outlen)) {
 	case QUERY_ANSWERED:
-		tcpconn_send(c, ctx->scratch, outlen);
+		conn_send(c, ctx->scratch, outlen);
 		break;
 	case QUERY_PENDING:
 		break;

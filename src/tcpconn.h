@@ -7,12 +7,8 @@
 #ifndef DNSDAMPER_TCPCONN_H
 #define DNSDAMPER_TCPCONN_H
 
-#include <stddef.h>
-#include <stdint.h>
-
 struct query_ctx;
 struct tcp_server;
-struct tcpconn;
 
 /*
  * tcpconn_server_new: accept connections on listening socket fd (owned by
@@ -27,20 +23,5 @@ struct tcp_server *tcpconn_server_new(struct query_ctx *ctx, int fd);
  * release them.
  */
 void	tcpconn_server_free(struct tcp_server *s);
-
-/* tcpconn_hold: a query pending on c keeps it alive. */
-void	tcpconn_hold(struct tcpconn *c);
-
-/*
- * tcpconn_release: a pending query of c is finished; reading resumes if
- * it was paused at the pipelining limit. May free c.
- */
-void	tcpconn_release(struct tcpconn *c);
-
-/*
- * tcpconn_send: queue one answer (len octets, at most MSG_MAX_LEN) with its
- * length prefix. Silently dropped if the connection has closed meanwhile.
- */
-void	tcpconn_send(struct tcpconn *c, const uint8_t *buf, size_t len);
 
 #endif
