@@ -8,11 +8,12 @@
 #include "log.h"
 #include "query.h"
 #include "tcpconn.h"
+#include "udp.h"
 #include "worker.h"
 
 struct worker {
 	struct query_ctx	 ctx;		/* passed down by pointer */
-	struct listen_udp	**udp;
+	struct udp_server	**udp;
 	struct tcp_server	**tcp;
 	size_t			 n_socks;
 	struct event		*probe_tick;	/* re-checks down upstreams */
@@ -43,8 +44,8 @@ fetch_settings_of(const struct config *conf, struct fetch_settings *s)
 static int
 serve_socket(struct worker *w, const struct listen_socket *s, size_t i)
 {
-	if (s->udp_fd != -1 &&
-	    (w->udp[i] = listen_udp_start(&w->ctx, s)) == NULL)
+	if (s->udp_fd != -1 && (w->udp[i] = udp_server_new(&w->ctx, s->udp_fd,
+	    addr_is_wildcard(&s->addr))) == NULL)
 		return -1;
 	if (s->tcp_fd != -1 &&
 	    (w->tcp[i] = tcpconn_server_new(&w->ctx, s->tcp_fd)) == NULL)
@@ -113,7 +114,7 @@ worker_free(struct worker *w)
 	/* Fetches first: their waiters hold references on TCP clients. */
 	fetch_ctx_free(w->ctx.fetches);
 	for (i = 0; i < w->n_socks; i++) {
-		listen_udp_stop(w->udp[i]);
+		udp_server_free(w->udp[i]);
 		tcpconn_server_free(w->tcp[i]);
 	}
 	free(w->udp);
