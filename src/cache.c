@@ -10,6 +10,11 @@
 
 #include "cache.h"
 
+/* A key: the folded qname, then qtype, qclass and one octet of bits. */
+#define KEY_TAIL		5
+#define KEY_DO			1
+#define KEY_CD			2
+
 /* Shards spread lock contention; each must still hold large answers. */
 #define CACHE_SHARDS		16
 #define CACHE_SHARD_MIN		(256 * 1024)
@@ -83,9 +88,39 @@ cache_key_make(const struct cache *c, const struct msg_question *q,
 	key->data[n + 1] = q->qtype & 0xff;
 	key->data[n + 2] = q->qclass >> 8;
 	key->data[n + 3] = q->qclass & 0xff;
-	key->data[n + 4] = (do_bit ? 1 : 0) | (cd_bit ? 2 : 0);
-	key->len = n + 5;
+	key->data[n + 4] = (do_bit ? KEY_DO : 0) | (cd_bit ? KEY_CD : 0);
+	key->len = n + KEY_TAIL;
 	key->hash = lruhash_hash(c->table, key->data, key->len);
+}
+
+const uint8_t *
+cache_key_qname(const struct cache_key *key, size_t *len)
+{
+	*len = key->len - KEY_TAIL;
+	return key->data;
+}
+
+void
+cache_key_question(const struct cache_key *key, struct msg_question *q)
+{
+	size_t n = key->len - KEY_TAIL;
+
+	memcpy(q->qname, key->data, n);
+	q->qname_len = (uint8_t)n;
+	q->qtype = (uint16_t)(key->data[n] << 8 | key->data[n + 1]);
+	q->qclass = (uint16_t)(key->data[n + 2] << 8 | key->data[n + 3]);
+}
+
+int
+cache_key_do(const struct cache_key *key)
+{
+	return (key->data[key->len - 1] & KEY_DO) != 0;
+}
+
+int
+cache_key_cd(const struct cache_key *key)
+{
+	return (key->data[key->len - 1] & KEY_CD) != 0;
 }
 
 static enum cache_kind

@@ -67,6 +67,19 @@ void	cache_key_make(const struct cache *c, const struct msg_question *q,
 	    int do_bit, int cd_bit, struct cache_key *key);
 
 /*
+ * The parts of a key made by cache_key_make. cache_key_qname: its qname,
+ * folded, uncompressed wire of *len octets (the root label included),
+ * pointing into key. cache_key_question: that qname, qtype and qclass
+ * (host order) copied into *q. cache_key_do, cache_key_cd: 1 if it was
+ * asked with the DO bit (RFC 3225) or the CD bit (RFC 4035 §3.2.2), else 0.
+ */
+const uint8_t *cache_key_qname(const struct cache_key *key, size_t *len);
+void	cache_key_question(const struct cache_key *key,
+	    struct msg_question *q);
+int	cache_key_do(const struct cache_key *key);
+int	cache_key_cd(const struct cache_key *key);
+
+/*
  * cache_entry_new: an entry built from upstream response r (borrowed)
  * received at now: the message without its OPT, each RR's TTL clamped to
  * [min-ttl, max-ttl] (RFC 2181 §8), for NXDOMAIN and NODATA the SOA's TTL

@@ -182,6 +182,73 @@ fail:
 	return -1;
 }
 
+/* The forward zone of key's qname, or NULL if none. */
+static struct zone *
+query_zone(const struct query_ctx *ctx, const struct cache_key *key)
+{
+	const uint8_t *qname;
+	size_t len;
+
+	qname = cache_key_qname(key, &len);
+	return zone_find(ctx->zones, qname, len);
+}
+
+/*
+ * Resolve q (key) through zone in the background, for the cache alone;
+ * a fetch that this starts is a prefetch, and counted.
+ */
+static void
+query_refresh(struct query_ctx *ctx, const struct msg_query *q,
+    const struct cache_key *key, struct zone *zone, uint64_t now)
+{
+	if (zone != NULL && fetch_join(ctx->fetches, key, q, ctx->zones, zone,
+	    now, NULL) == 1)
+		ctx->metrics.prefetches++;
+}
+
+/* A client got fresh entry key (res): refresh it if prefetch says so. */
+static void
+query_prefetch(struct query_ctx *ctx, const struct msg_query *q,
+    const struct cache_key *key, const struct cache_result *res,
+    uint64_t now)
+{
+	struct zone *zone;
+
+	if (!ctx->conf->prefetch || !prefetch_may_be_due(res))
+		return;
+	zone = query_zone(ctx, key);
+	if (prefetch_due(res, zone))
+		query_refresh(ctx, q, key, zone, now);
+}
+
+/*
+ * r answered the SRV question of key: fetch the addresses of its targets
+ * that prefetch says are due, unless srv-prefetch-targets is off.
+ */
+static void
+query_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
+    const struct cache_key *key, uint64_t now)
+{
+	struct msg_query qs[PREFETCH_SRV_QUESTIONS];
+	struct cache_result res;
+	struct cache_key tkey;
+	struct zone *zone;
+	size_t i, n;
+
+	if (!ctx->conf->srv_prefetch_targets)
+		return;
+	n = prefetch_srv_questions(r, key, qs);
+	for (i = 0; i < n; i++) {
+		cache_key_make(ctx->cache, &qs[i].q, cache_key_do(key),
+		    cache_key_cd(key), &tkey);
+		cache_lookup(ctx->cache, &tkey, &qs[i], NULL, now, NULL, 0,
+		    &res);
+		zone = query_zone(ctx, &tkey);
+		if (prefetch_target_due(&res, zone))
+			query_refresh(ctx, &qs[i], &tkey, zone, now);
+	}
+}
+
 /*
  * Whether a client should wait for the refresh of an expired entry: not
  * when it is known to be hopeless (its last refresh failed, every
@@ -217,7 +284,7 @@ query_stale(struct query_ctx *ctx, const struct msg_query *q,
 {
 	struct zone *zone;
 
-	zone = zone_find(ctx->zones, key->data, q->q.qname_len);
+	zone = query_zone(ctx, key);
 	if (worth_waiting(ctx, key, res, zone) && query_wait(ctx, q, key, zone,
 	    c, now, ctx->conf->client_timeout) == 0)
 		return QUERY_PENDING;
@@ -235,8 +302,7 @@ query_miss(struct query_ctx *ctx, const struct msg_query *q,
 {
 	struct zone *zone;
 
-	if ((zone = zone_find(ctx->zones, key->data, q->q.qname_len)) ==
-	    NULL)
+	if ((zone = query_zone(ctx, key)) == NULL)
 		return MSG_RCODE_REFUSED;
 	if (query_wait(ctx, q, key, zone, c, now, -1) == -1)
 		return MSG_RCODE_SERVFAIL;
@@ -304,7 +370,7 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 	m->cache_misses += res.state == CACHE_ABSENT;
 	switch (res.state) {
 	case CACHE_FRESH:
-		prefetch_maybe(ctx, &q, &key, &res, now);
+		query_prefetch(ctx, &q, &key, &res, now);
 		*outlen = res.len;
 		source = METRICS_FROM_CACHE;
 		goto answered;
@@ -373,6 +439,6 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 	if (e == NULL)
 		return;
 	if (cache_entry_kind(e) == CACHE_POSITIVE)
-		prefetch_srv_targets(ctx, res->r, res->key, res->now);
+		query_srv_targets(ctx, res->r, res->key, res->now);
 	cache_insert(ctx->cache, res->key, e);
 }

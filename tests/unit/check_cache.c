@@ -465,6 +465,41 @@ START_TEST(key_fold_and_bits)
 }
 END_TEST
 
+/* The key gives back its question, folded, and the bits it was made with. */
+START_TEST(key_parts)
+{
+	static const uint8_t folded[] = "\3www\7example";
+	struct testpkt t = testpkt_query("WWW.Example.", LDNS_RR_TYPE_SRV,
+	    LDNS_RD, 0, 0);
+	struct cache *c = cache_new(1 << 20, &limits);
+	struct msg_question back;
+	struct cache_key key;
+	struct msg_query q;
+	const uint8_t *qname;
+	size_t len;
+	int bits;
+
+	ck_assert_int_eq(msg_parse_query(t.wire, t.len, &q), MSG_PARSE_OK);
+	for (bits = 0; bits < 4; bits++) {
+		cache_key_make(c, &q.q, bits & 1, (bits & 2) != 0, &key);
+		/* 3 www 7 example 0: 13 octets, the root label included. */
+		qname = cache_key_qname(&key, &len);
+		ck_assert_uint_eq(len, 13);
+		ck_assert_mem_eq(qname, folded, 13);
+		memset(&back, 0xff, sizeof(back));
+		cache_key_question(&key, &back);
+		ck_assert_uint_eq(back.qname_len, 13);
+		ck_assert_mem_eq(back.qname, folded, 13);
+		ck_assert_uint_eq(back.qtype, 33);	/* SRV */
+		ck_assert_uint_eq(back.qclass, 1);	/* IN */
+		ck_assert_int_eq(cache_key_do(&key), bits & 1);
+		ck_assert_int_eq(cache_key_cd(&key), (bits & 2) != 0);
+	}
+	cache_free(c);
+	testpkt_free(&t);
+}
+END_TEST
+
 START_TEST(bounded_under_flood)
 {
 	struct cache *c = cache_new(256 * 1024, &limits);
@@ -519,6 +554,7 @@ cache_suite(void)
 	tcase_add_test(tc, stale_refresh_failure);
 	tcase_add_test(tc, prefetch_failure_marks_fresh);
 	tcase_add_test(tc, key_fold_and_bits);
+	tcase_add_test(tc, key_parts);
 	tcase_add_test(tc, bounded_under_flood);
 	suite_add_tcase(s, tc);
 	return s;
