@@ -39,9 +39,9 @@ struct query_ctx {
 	struct cache		*cache;		/* borrowed, shared */
 	struct fetch_ctx	*fetches;	/* this loop's */
 	struct metrics		 metrics;	/* this loop's */
-	uint8_t			 scratch[QUERY_ANSWER_MAX]; /* one answer at
-						 * a time: query.c's to waiting
-						 * clients, tcpconn.c's */
+	uint8_t			 scratch[QUERY_ANSWER_MAX]; /* query.c's:
+						 * an answer to a waiting
+						 * client */
 };
 
 enum client_transport {

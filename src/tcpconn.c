@@ -42,6 +42,7 @@ struct tcp_server {
 	struct evconnlistener	*listener;
 	struct event		*resume;	/* accept again after EMFILE */
 	LIST_HEAD(, tcpconn)	 conns;
+	uint8_t			 answer[QUERY_ANSWER_MAX]; /* one at a time */
 };
 
 static void
@@ -151,7 +152,7 @@ static const struct client_ops tcp_ops = { client_send, conn_hold,
 static int
 handle(struct tcpconn *c, const uint8_t *msg, size_t len, uint64_t now)
 {
-	struct query_ctx *ctx = c->srv->ctx;
+	struct tcp_server *srv = c->srv;
 	struct client cl;
 	size_t outlen;
 
@@ -160,10 +161,10 @@ handle(struct tcpconn *c, const uint8_t *msg, size_t len, uint64_t now)
 	cl.transport = CLIENT_TCP;
 	cl.peer = c->peer;
 	cl.conn = c;
-	switch (query_handle(ctx, msg, len, &cl, now, ctx->scratch,
-	    sizeof(ctx->scratch), &outlen)) {
+	switch (query_handle(srv->ctx, msg, len, &cl, now, srv->answer,
+	    sizeof(srv->answer), &outlen)) {
 	case QUERY_ANSWERED:
-		conn_send(c, ctx->scratch, outlen);
+		conn_send(c, srv->answer, outlen);
 		break;
 	case QUERY_PENDING:
 		break;
