@@ -65,7 +65,8 @@ struct client_ops {
 /*
  * Where a query came from and how to send its answer back. A query that
  * waits keeps a copy, so the transport's state for answering is in it by
- * value; query.c reads only ops, transport and peer.
+ * value; query.c reads only ops and transport, the rest is the
+ * transport's.
  */
 struct client {
 	const struct client_ops	*ops;
