@@ -12,6 +12,7 @@
 #include "cache.h"
 #include "check_main.h"
 #include "msg.h"
+#include "testcache.h"
 #include "testpkt.h"
 
 #define T0	1000000		/* an arbitrary "now" at insertion, ms */
@@ -81,19 +82,6 @@ fx_fini(struct fixture *fx)
 {
 	testpkt_free(&fx->qpkt);
 	cache_free(fx->c);
-}
-
-/* The key of (qname, qtype) in c, DO and CD clear. */
-static void
-key_of(struct cache *c, const char *qname, ldns_rr_type qtype,
-    struct cache_key *key)
-{
-	struct testpkt t = testpkt_query(qname, qtype, LDNS_RD, 0, 0);
-	struct msg_query q;
-
-	ck_assert_int_eq(msg_parse_query(t.wire, t.len, &q), MSG_PARSE_OK);
-	cache_key_make(c, &q.q, 0, 0, key);
-	testpkt_free(&t);
 }
 
 START_TEST(positive_countdown)
@@ -572,7 +560,7 @@ START_TEST(walk_and_import)
 	    LDNS_RR_TYPE_A);
 	cache_refresh_failed(fx.c, &fx.key, T0 + 1000);
 	ck_assert_ptr_nonnull(b = cache_new(1 << 20, &lim));
-	key_of(fx.c, "bad.example.", LDNS_RR_TYPE_A, &other);
+	testcache_key(fx.c, "bad.example.", LDNS_RR_TYPE_A, &other);
 	cache_refresh_failed(fx.c, &other, T0 + 1000);
 
 	/* 5 s after it was stored, 4 s after its refresh failed. */
@@ -596,7 +584,7 @@ START_TEST(walk_and_import)
 	ck_assert_mem_eq(rec.key->data, fx.key.data, fx.key.len);
 
 	/* Under another name's key, or too old by now: refused. */
-	key_of(b, "other.example.", LDNS_RR_TYPE_A, &other);
+	testcache_key(b, "other.example.", LDNS_RR_TYPE_A, &other);
 	rec.key = &other;
 	ck_assert_int_eq(cache_import(b, &rec, t1), -1);
 	rec = all.answer.rec;

@@ -14,6 +14,7 @@
 #include "cachedump.h"
 #include "check_main.h"
 #include "msg.h"
+#include "testcache.h"
 #include "testpkt.h"
 
 #define T0	1000000		/* an arbitrary "now" at insertion, ms */
@@ -23,35 +24,6 @@ static const struct cache_limits limits = {
 	.failure_ttl = 5, .stale_max_age = 3600, .stale_answer_ttl = 30,
 	.stale_refresh_interval = 30
 };
-
-/* The key of (qname, qtype), DO and CD clear. */
-static void
-key_of(struct cache *c, const char *qname, ldns_rr_type qtype,
-    struct cache_key *key)
-{
-	struct testpkt t = testpkt_query(qname, qtype, LDNS_RD, 0, 0);
-	struct msg_query q;
-
-	ck_assert_int_eq(msg_parse_query(t.wire, t.len, &q), MSG_PARSE_OK);
-	cache_key_make(c, &q.q, 0, 0, key);
-	testpkt_free(&t);
-}
-
-/* Store resp as the answer to (qname, qtype) at now. */
-static void
-store(struct cache *c, const char *qname, ldns_rr_type qtype,
-    struct testpkt resp, uint64_t now)
-{
-	struct msg_response r;
-	struct cache_key key;
-
-	key_of(c, qname, qtype, &key);
-	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
-	ck_assert_int_eq(cache_insert(c, &key, cache_entry_new(c, &r, now)),
-	    0);
-	msg_response_free(&r);
-	testpkt_free(&resp);
-}
 
 static int
 by_text(const void *a, const void *b)
@@ -94,19 +66,19 @@ START_TEST(every_state)
 
 	/* Asked and answered in mixed case (0x20): dumped as clients see
 	 * it, folded, the owner name being compressed to the question. */
-	store(c, "WWW.Example.", LDNS_RR_TYPE_A, testpkt_response(
-	    "WWW.Example.", LDNS_RR_TYPE_A, 0, 0,
-	    "an|WWW.Example. 300 IN A 192.0.2.1", NULL), T0);
+	ck_assert_int_eq(testcache_store(c, "WWW.Example.", LDNS_RR_TYPE_A,
+	    testpkt_response("WWW.Example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|WWW.Example. 300 IN A 192.0.2.1", NULL), T0), 0);
 	/* RFC 2308 §5: the SOA's TTL is min(600, MINIMUM 120) = 120. */
-	store(c, "nx.example.", LDNS_RR_TYPE_A, testpkt_response(
-	    "nx.example.", LDNS_RR_TYPE_A, LDNS_RCODE_NXDOMAIN, 0,
-	    "ns|example. 600 IN SOA ns.example. host.example. 1 7200 3600 "
-	    "86400 120", NULL), T0);
-	store(c, "old.example.", LDNS_RR_TYPE_A, testpkt_response(
-	    "old.example.", LDNS_RR_TYPE_A, 0, 0,
-	    "an|old.example. 1 IN A 192.0.2.2", NULL), T0);
+	ck_assert_int_eq(testcache_store(c, "nx.example.", LDNS_RR_TYPE_A,
+	    testpkt_response("nx.example.", LDNS_RR_TYPE_A,
+	    LDNS_RCODE_NXDOMAIN, 0, "ns|example. 600 IN SOA ns.example. "
+	    "host.example. 1 7200 3600 86400 120", NULL), T0), 0);
+	ck_assert_int_eq(testcache_store(c, "old.example.", LDNS_RR_TYPE_A,
+	    testpkt_response("old.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|old.example. 1 IN A 192.0.2.2", NULL), T0), 0);
 	/* RFC 9520: a failure, cached failure-ttl 5 s. */
-	key_of(c, "bad.example.", LDNS_RR_TYPE_AAAA, &key);
+	testcache_key(c, "bad.example.", LDNS_RR_TYPE_AAAA, &key);
 	cache_refresh_failed(c, &key, T0);
 	/*
 	 * 2.5 s later: 2 whole seconds off each TTL (300 -> 298, 120 ->

@@ -60,6 +60,32 @@ fresh(uint32_t ttl, uint64_t left, int may_refresh)
 	return res;
 }
 
+/* prefetch_due and prefetch_target_due of fresh(ttl, left, may_refresh). */
+static int
+due(const struct zone *z, uint32_t ttl, uint64_t left, int may_refresh)
+{
+	struct cache_result res = fresh(ttl, left, may_refresh);
+
+	return prefetch_due(&res, z);
+}
+
+static int
+target_due(const struct zone *z, uint32_t ttl, uint64_t left,
+    int may_refresh)
+{
+	struct cache_result res = fresh(ttl, left, may_refresh);
+
+	return prefetch_target_due(&res, z);
+}
+
+static int
+may_be_due(uint32_t ttl, uint64_t left, int may_refresh)
+{
+	struct cache_result res = fresh(ttl, left, may_refresh);
+
+	return prefetch_may_be_due(&res);
+}
+
 START_TEST(window)
 {
 	static const uint32_t rto[] = { 50, 3000, 2500 };
@@ -93,28 +119,21 @@ END_TEST
 START_TEST(due_at_exact_instants)
 {
 	static const int up[] = { 0 };
-	struct cache_result res;
 	struct pool pl;
 	const struct zone *z = pool_zone(&pl, (const uint32_t[]){ 2000 }, up,
 	    1);
 
 	/* TTL 300 s through z: window max(30 s, 4 * 2 s) = 30 s. */
-	res = fresh(300, 30001, 1);
-	ck_assert_int_eq(prefetch_due(&res, z), 0);
-	res = fresh(300, 30000, 1);
-	ck_assert_int_eq(prefetch_due(&res, z), 1);
-	res = fresh(300, 0, 1);
-	ck_assert_int_eq(prefetch_due(&res, z), 1);
+	ck_assert_int_eq(due(z, 300, 30001, 1), 0);
+	ck_assert_int_eq(due(z, 300, 30000, 1), 1);
+	ck_assert_int_eq(due(z, 300, 0, 1), 1);
 	/* A refresh failed within stale-refresh-interval: not yet again. */
-	res = fresh(300, 1000, 0);
-	ck_assert_int_eq(prefetch_due(&res, z), 0);
-	ck_assert_int_eq(prefetch_may_be_due(&res), 0);
+	ck_assert_int_eq(due(z, 300, 1000, 0), 0);
+	ck_assert_int_eq(may_be_due(300, 1000, 0), 0);
 	/* The zone-free test passes up to half the life (150 s) and no more. */
-	res = fresh(300, 150000, 1);
-	ck_assert_int_eq(prefetch_may_be_due(&res), 1);
-	ck_assert_int_eq(prefetch_due(&res, z), 0);
-	res = fresh(300, 150001, 1);
-	ck_assert_int_eq(prefetch_may_be_due(&res), 0);
+	ck_assert_int_eq(may_be_due(300, 150000, 1), 1);
+	ck_assert_int_eq(due(z, 300, 150000, 1), 0);
+	ck_assert_int_eq(may_be_due(300, 150001, 1), 0);
 }
 END_TEST
 
@@ -124,7 +143,6 @@ START_TEST(may_be_due_is_necessary)
 	static const uint32_t rtos[] = { 1, 2000, 60000, 1000000 };
 	static const uint32_t ttls[] = { 1, 10, 60, 300, 86400 };
 	static const int up[] = { 0 };
-	struct cache_result res;
 	struct pool pl;
 	const struct zone *z;
 	uint64_t w;
@@ -134,17 +152,15 @@ START_TEST(may_be_due_is_necessary)
 		z = pool_zone(&pl, &rtos[i], up, 1);
 		for (j = 0; j < sizeof(ttls) / sizeof(ttls[0]); j++) {
 			w = prefetch_window(z, ttls[j]);
-			res = fresh(ttls[j], w, 1);
-			ck_assert_int_eq(prefetch_due(&res, z), 1);
-			ck_assert_int_eq(prefetch_may_be_due(&res), 1);
-			res = fresh(ttls[j], w + 1, 1);
-			ck_assert_int_eq(prefetch_due(&res, z), 0);
+			ck_assert_int_eq(due(z, ttls[j], w, 1), 1);
+			ck_assert_int_eq(may_be_due(ttls[j], w, 1), 1);
+			ck_assert_int_eq(due(z, ttls[j], w + 1, 1), 0);
 		}
 	}
 }
 END_TEST
 
-START_TEST(target_due)
+START_TEST(target_due_at_exact_instants)
 {
 	struct cache_result res;
 
@@ -157,13 +173,10 @@ START_TEST(target_due)
 	res.state = CACHE_FAILED;
 	ck_assert_int_eq(prefetch_target_due(&res, NULL), 1);
 	/* Fresh, TTL 300 s, no zone: due in its last 30 s only. */
-	res = fresh(300, 30001, 1);
-	ck_assert_int_eq(prefetch_target_due(&res, NULL), 0);
-	res = fresh(300, 30000, 1);
-	ck_assert_int_eq(prefetch_target_due(&res, NULL), 1);
+	ck_assert_int_eq(target_due(NULL, 300, 30001, 1), 0);
+	ck_assert_int_eq(target_due(NULL, 300, 30000, 1), 1);
 	/* Unlike a client's entry, a failed refresh does not hold it back. */
-	res = fresh(300, 30000, 0);
-	ck_assert_int_eq(prefetch_target_due(&res, NULL), 1);
+	ck_assert_int_eq(target_due(NULL, 300, 30000, 0), 1);
 }
 END_TEST
 
@@ -269,7 +282,7 @@ prefetch_suite(void)
 	tcase_add_test(tc, window);
 	tcase_add_test(tc, due_at_exact_instants);
 	tcase_add_test(tc, may_be_due_is_necessary);
-	tcase_add_test(tc, target_due);
+	tcase_add_test(tc, target_due_at_exact_instants);
 	tcase_add_test(tc, srv_questions);
 	tcase_add_test(tc, srv_targets_bounded);
 	suite_add_tcase(s, tc);
