@@ -11,6 +11,7 @@
 #include "fetch.h"
 #include "report.h"
 #include "upstream.h"
+#include "worker.h"
 #include "zone.h"
 
 /* A family with one unlabelled sample. */

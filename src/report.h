@@ -10,9 +10,9 @@
 
 #include "cache.h"
 #include "metrics.h"
-#include "worker.h"
 
 struct evbuffer;
+struct worker;
 
 enum report_format {
 	REPORT_JSON,
