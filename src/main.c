@@ -260,7 +260,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 static void
 status_line(const struct daemon *d, char *buf, size_t len)
 {
-	const struct metrics *m = worker_metrics(d->worker);
+	const struct metrics *m = &worker_context(d->worker)->metrics;
 	const struct zone *z, *degraded = NULL;
 	uint64_t asked = m->cache_hits + m->cache_misses;
 	size_t i, j, up = 0, all = 0;
