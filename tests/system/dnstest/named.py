@@ -223,11 +223,16 @@ controls {{ }};
     def _wait_ready(self, deadline):
         running = False
         while time.monotonic() < deadline:
-            if not proc.alive(self.proc):
-                return f"named exited with status {self.proc.returncode}"
+            exited = not proc.alive(self.proc)
             log = self.log_text()
-            if "address in use" in log or "could not listen" in log:
+            # where another process took the UDP port first, named 9.18
+            # says only "unable to listen on any configured interfaces",
+            # and exits: the log first, so that start() tries another port
+            if "address in use" in log or "could not listen" in log or \
+                    "unable to listen on any" in log:
                 return "could not listen: address in use"
+            if exited:
+                return f"named exited with status {self.proc.returncode}"
             running = running or re.search(r"\brunning$", log, re.M)
             if running and self._ready_answer(socket.SOCK_DGRAM) and \
                     self._ready_answer(socket.SOCK_STREAM):
