@@ -346,15 +346,3 @@ class RealManager:
             pass
         self._systemctl("daemon-reload")
 
-
-def pid_sockets(pid):
-    """The socket inodes process pid holds."""
-    out = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            out.add(int(target[len("socket:["):-1]))
-    return out
