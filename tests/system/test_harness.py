@@ -83,6 +83,31 @@ x  60 IN A   192.0.2.250
             s.bind((ports.LOOPBACK, b.port))
 
 
+def test_bind_tries_another_port_when_its_udp_port_was_taken(
+        tmp_path, monkeypatch):
+    """Another process may take the free port before named binds it (the
+    machine is shared): named 9.18 then exits saying only that it is
+    unable to listen on any configured interfaces, and start() must try
+    another port, as it does for "address in use"."""
+    held = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    held.bind((ports.LOOPBACK, 0))
+    taken = held.getsockname()[1]
+    given = [taken]
+    free_port = ports.free_port
+
+    def first_taken(host=ports.LOOPBACK):
+        return given.pop() if given else free_port(host)
+
+    monkeypatch.setattr(ports, "free_port", first_taken)
+    b = BindServer(tmp_path, "raced")
+    try:
+        with held:
+            b.start()       # returns once named answers on its port
+        assert given == [] and b.port != taken, b.port
+    finally:
+        b.stop()
+
+
 def test_bind_rejects_bad_zone_text(tmp_path):
     b = BindServer(tmp_path, "bad")
     with pytest.raises(RuntimeError, match="does not load"):

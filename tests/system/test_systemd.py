@@ -30,7 +30,7 @@ import dns.message
 import dns.rcode
 import pytest
 
-from dnstest import checks, ports, query, wire
+from dnstest import checks, ports, proc, query, wire
 from dnstest.daemon import Forward
 from dnstest.sdnotify import NotifySocket, wrapper
 
@@ -63,19 +63,6 @@ def _bound(port, kind):
                 return True
             raise
     return False
-
-
-def _socket_inodes(pid):
-    out = set()
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        m = re.fullmatch(r"socket:\[(\d+)\]", target)
-        if m:
-            out.add(int(m.group(1)))
-    return out
 
 
 def _stopped(d):
@@ -214,7 +201,7 @@ def test_fdstore_restart_keeps_the_sockets(dnsdamper, bind, notify):
 
         # the very sockets: the daemon holds the inodes the test kept
         kept = {os.fstat(fd).st_ino for fd in fds}
-        assert kept <= _socket_inodes(second.proc.pid)
+        assert kept <= proc.socket_inodes(second.proc.pid)
         log = second.stderr()
         assert f"listening on 127.0.0.1:{first.port}, UDP, TCP" in log, log
         assert "(socket activation)" not in log, log
@@ -311,7 +298,7 @@ def test_fdstore_sockets_no_longer_listened_on_are_closed(
             wrapper=wrapper(pid_env=["LISTEN_PID"], fds=fds), pass_fds=fds)
         assert second.port != first.port
         second.start()
-        held = _socket_inodes(second.proc.pid)
+        held = proc.socket_inodes(second.proc.pid)
         assert not {os.fstat(fd).st_ino for fd in fds} & held
         checks.still_serving(second)
         assert "(socket activation)" not in second.stderr()

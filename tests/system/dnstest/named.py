@@ -62,7 +62,9 @@ class BindError(RuntimeError):
 
 
 class BindServer:
-    """One named. Add zones with add_zone() before start().
+    """One named. Add zones with add_zone() before start(). It listens on
+    address (loopback) at a free port, or at port if given (a fixed port is
+    not retried elsewhere when taken).
 
     Every instance also serves `harness.test` with `ready TXT <token>`: the
     start-up check asks for it, so it knows the answer came from this named
@@ -71,8 +73,11 @@ class BindServer:
 
     HARNESS_ZONE = "harness.test"
 
-    def __init__(self, workdir, label="ns1"):
+    def __init__(self, workdir, label="ns1", address=ports.LOOPBACK,
+                 port=None):
         self.label = label
+        self.address = ports.check_loopback(address)
+        self.fixed_port = port
         self.dir = Path(workdir) / f"named-{label}"
         self.dir.mkdir(parents=True, exist_ok=False)
         self.conf_path = self.dir / "named.conf"
@@ -99,14 +104,14 @@ ready 60 IN TXT "{self.token}"
         if self.proc is not None:
             raise BindError("add zones before start()")
         origin = _norm(origin)
-        path = self.dir / f"{origin}.zone"
+        path = self.dir / f"{origin or 'root'}.zone"
         path.write_text(text)
         checker = checkzone_binary()
         if checker:
-            r = subprocess.run([checker, "-q", origin, str(path)],
+            r = subprocess.run([checker, "-q", origin or ".", str(path)],
                                capture_output=True, text=True, timeout=30)
             if r.returncode != 0:
-                r = subprocess.run([checker, origin, str(path)],
+                r = subprocess.run([checker, origin or ".", str(path)],
                                    capture_output=True, text=True,
                                    timeout=30)
                 raise BindError(f"zone {origin} does not load:\n"
@@ -165,7 +170,7 @@ ready 60 IN TXT "{self.token}"
     def _write_conf(self):
         d = self.dir
         zones = "".join(
-            f'zone "{origin}" {{ type primary; file "{path}"; }};\n'
+            f'zone "{origin or "."}" {{ type primary; file "{path}"; }};\n'
             for origin, path in sorted(self.zones.items()))
         self.conf_path.write_text(f"""\
 options {{
@@ -177,7 +182,7 @@ options {{
 	dump-file "{d}/named_dump.db";
 	statistics-file "{d}/named.stats";
 	memstatistics-file "{d}/named.memstats";
-	listen-on port {self.port} {{ 127.0.0.1; }};
+	listen-on port {self.port} {{ {self.address}; }};
 	listen-on-v6 {{ none; }};
 	recursion no;
 	dnssec-validation no;
@@ -200,8 +205,8 @@ controls {{ }};
         if binary is None:
             raise BindError("named not found: apt-get install bind9")
         last = ""
-        for _ in range(3):
-            self.port = ports.free_port()
+        for _ in range(1 if self.fixed_port else 3):
+            self.port = self.fixed_port or ports.free_port(self.address)
             self._write_conf()
             self.proc = proc.spawn(
                 [binary, "-g", "-4", "-n", "1", "-c", str(self.conf_path)],
@@ -218,11 +223,16 @@ controls {{ }};
     def _wait_ready(self, deadline):
         running = False
         while time.monotonic() < deadline:
-            if not proc.alive(self.proc):
-                return f"named exited with status {self.proc.returncode}"
+            exited = not proc.alive(self.proc)
             log = self.log_text()
-            if "address in use" in log or "could not listen" in log:
+            # where another process took the UDP port first, named 9.18
+            # says only "unable to listen on any configured interfaces",
+            # and exits: the log first, so that start() tries another port
+            if "address in use" in log or "could not listen" in log or \
+                    "unable to listen on any" in log:
                 return "could not listen: address in use"
+            if exited:
+                return f"named exited with status {self.proc.returncode}"
             running = running or re.search(r"\brunning$", log, re.M)
             if running and self._ready_answer(socket.SOCK_DGRAM) and \
                     self._ready_answer(socket.SOCK_STREAM):
@@ -243,13 +253,13 @@ controls {{ }};
         if kind == socket.SOCK_DGRAM:
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
                 s.settimeout(timeout)
-                s.connect((ports.LOOPBACK, self.port))
+                s.connect((self.address, self.port))
                 s.send(q)
                 try:
                     return s.recv(65535)
                 except socket.timeout:
                     return None
-        with wire.tcp_connect(self.port, timeout=timeout) as s:
+        with wire.tcp_connect(self.port, self.address, timeout) as s:
             s.sendall(wire.frame(q))
             return wire.TcpReader(s).read(timeout)
 
@@ -318,4 +328,4 @@ controls {{ }};
                    and (tcp is None or q.tcp == tcp))
 
     def __repr__(self):
-        return f"<BindServer {self.label} 127.0.0.1:{self.port}>"
+        return f"<BindServer {self.label} {self.address}:{self.port}>"

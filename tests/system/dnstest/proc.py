@@ -7,6 +7,8 @@ processes it had to kill: a non-empty answer is a harness bug.
 """
 
 import atexit
+import os
+import re
 import signal
 import subprocess
 
@@ -83,6 +85,20 @@ def reap_all():
             left.append(p.args)
         stop(p, signal.SIGKILL, 5.0)
     return left
+
+
+def socket_inodes(pid):
+    """The inodes of the sockets process pid holds (its /proc/PID/fd)."""
+    out = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        m = re.fullmatch(r"socket:\[(\d+)\]", target)
+        if m:
+            out.add(int(m.group(1)))
+    return out
 
 
 def live_pids():
