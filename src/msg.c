@@ -6,38 +6,10 @@
 #include <string.h>
 
 #include "msg.h"
+#include "wire.h"
 
 #define EDE_OPTION_CODE	15	/* RFC 8914 §2 */
 #define EDE_OPTION_LEN	6	/* code, length, info-code; no text */
-
-static uint16_t
-rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t
-rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
-static void
-wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
-
-static void
-wr32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = (v >> 16) & 0xff;
-	p[2] = (v >> 8) & 0xff;
-	p[3] = v & 0xff;
-}
 
 /*
  * Parse the question at off: an uncompressed name (no earlier name exists
@@ -67,8 +39,8 @@ read_question(const uint8_t *pkt, size_t len, size_t off,
 	if (off + 4 > len)
 		return -1;
 	q->qname_len = (uint8_t)n;
-	q->qtype = rd16(pkt + off);
-	q->qclass = rd16(pkt + off + 2);
+	q->qtype = wire_rd16(pkt + off);
+	q->qclass = wire_rd16(pkt + off + 2);
 	return (long)(off + 4);
 }
 
@@ -213,14 +185,14 @@ read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
 	if ((p = msg_name_skip(pkt, len, off)) == -1 || (size_t)p + 10 > len)
 		return -1;
 	rr->offset = (uint16_t)off;
-	rr->type = rd16(pkt + p);
-	rr->rclass = rd16(pkt + p + 2);
+	rr->type = wire_rd16(pkt + p);
+	rr->rclass = wire_rd16(pkt + p + 2);
 	rr->ttl_offset = (uint16_t)(p + 4);
-	rr->ttl = rd32(pkt + p + 4);
+	rr->ttl = wire_rd32(pkt + p + 4);
 	/* RFC 2181 §8: a TTL with the top bit set is treated as zero. */
 	if (rr->ttl & 0x80000000U)
 		rr->ttl = 0;
-	rr->rdlength = rd16(pkt + p + 8);
+	rr->rdlength = wire_rd16(pkt + p + 8);
 	rd = (size_t)p + 10;
 	if (rd + rr->rdlength > len)
 		return -1;
@@ -312,13 +284,13 @@ msg_parse_query(const uint8_t *pkt, size_t len, struct msg_query *q)
 	q->edns.version = 0;
 	if (len < MSG_HEADER_LEN)
 		return MSG_PARSE_DROP;
-	q->id = rd16(pkt);
-	q->flags = rd16(pkt + 2);
+	q->id = wire_rd16(pkt);
+	q->flags = wire_rd16(pkt + 2);
 	/* Never answer a response: that is how reflection loops start. */
 	if (q->flags & MSG_FLAG_QR)
 		return MSG_PARSE_DROP;
-	qdcount = rd16(pkt + 4);
-	arcount = rd16(pkt + 10);
+	qdcount = wire_rd16(pkt + 4);
+	arcount = wire_rd16(pkt + 10);
 	off = qdcount == 1 ? read_question(pkt, len, MSG_HEADER_LEN, &q->q) :
 	    -1;
 	qparsed = off != -1;
@@ -326,7 +298,7 @@ msg_parse_query(const uint8_t *pkt, size_t len, struct msg_query *q)
 		q->q.qname_len = 0;
 	if (MSG_OPCODE(q->flags) != MSG_OPCODE_QUERY)
 		return MSG_PARSE_NOTIMP;
-	if (!qparsed || rd16(pkt + 6) != 0 || rd16(pkt + 8) != 0)
+	if (!qparsed || wire_rd16(pkt + 6) != 0 || wire_rd16(pkt + 8) != 0)
 		return MSG_PARSE_FORMERR;
 	for (i = 0; i < arcount; i++) {
 		if ((off = read_rr(pkt, len, (size_t)off, &rr)) == -1)
@@ -448,16 +420,16 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 		return -1;
 	r->pkt = pkt;
 	r->len = len;
-	r->id = rd16(pkt);
-	r->flags = rd16(pkt + 2);
-	if (!(r->flags & MSG_FLAG_QR) || rd16(pkt + 4) != 1)
+	r->id = wire_rd16(pkt);
+	r->flags = wire_rd16(pkt + 2);
+	if (!(r->flags & MSG_FLAG_QR) || wire_rd16(pkt + 4) != 1)
 		return -1;
 	if ((off = read_question(pkt, len, MSG_HEADER_LEN, &r->q)) == -1)
 		return -1;
 	r->question_end = (size_t)off;
-	r->counts[1] = rd16(pkt + 6);
-	r->counts[2] = rd16(pkt + 8);
-	r->counts[3] = rd16(pkt + 10);
+	r->counts[1] = wire_rd16(pkt + 6);
+	r->counts[2] = wire_rd16(pkt + 8);
+	r->counts[3] = wire_rd16(pkt + 10);
 	total = r->counts[1] + r->counts[2] + r->counts[3];
 	/* The smallest RR is 11 octets; more cannot fit, so do not alloc. */
 	if (total > (len - r->question_end) / 11)
@@ -514,7 +486,7 @@ msg_soa_minimum(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
 	    (off = msg_name_skip(pkt, end, (size_t)off)) == -1 ||
 	    (size_t)off + 20 != end)
 		return -1;
-	return (long)rd32(pkt + off + 16);
+	return (long)wire_rd32(pkt + off + 16);
 }
 
 static size_t
@@ -531,16 +503,16 @@ write_opt(uint8_t *out, const struct msg_query *q, unsigned rcode,
 	uint16_t rdlen = opts->ede >= 0 ? EDE_OPTION_LEN : 0;
 
 	out[0] = 0;
-	wr16(out + 1, MSG_TYPE_OPT);
-	wr16(out + 3, opts->edns_size);
+	wire_wr16(out + 1, MSG_TYPE_OPT);
+	wire_wr16(out + 3, opts->edns_size);
 	/* RFC 3225 §3: the DO bit of the query is copied to the response. */
-	wr32(out + 5, (uint32_t)(rcode >> 4) << 24 |
+	wire_wr32(out + 5, (uint32_t)(rcode >> 4) << 24 |
 	    (q->edns.do_bit ? MSG_EDNS_DO : 0));
-	wr16(out + 9, rdlen);
+	wire_wr16(out + 9, rdlen);
 	if (rdlen > 0) {
-		wr16(out + 11, EDE_OPTION_CODE);
-		wr16(out + 13, 2);
-		wr16(out + 15, (uint16_t)opts->ede);
+		wire_wr16(out + 11, EDE_OPTION_CODE);
+		wire_wr16(out + 13, 2);
+		wire_wr16(out + 15, (uint16_t)opts->ede);
 	}
 	return MSG_OPT_LEN + rdlen;
 }
@@ -556,10 +528,10 @@ reply_flags(const struct msg_query *q, unsigned rcode)
 static void
 write_counts(uint8_t *out, uint16_t qd, const uint16_t *counts)
 {
-	wr16(out + 4, qd);
-	wr16(out + 6, counts[1]);
-	wr16(out + 8, counts[2]);
-	wr16(out + 10, counts[3]);
+	wire_wr16(out + 4, qd);
+	wire_wr16(out + 6, counts[1]);
+	wire_wr16(out + 8, counts[2]);
+	wire_wr16(out + 10, counts[3]);
 }
 
 static void
@@ -576,7 +548,7 @@ age_ttls(uint8_t *out, size_t len, const struct msg_template *t,
 			ttl = t->ttls[i].ttl - rule->elapsed;
 		else
 			ttl = 0;
-		wr32(out + t->ttls[i].offset, ttl);
+		wire_wr32(out + t->ttls[i].offset, ttl);
 	}
 }
 
@@ -607,8 +579,8 @@ msg_write_answer(const struct msg_template *t, const struct msg_query *q,
 		flags |= MSG_FLAG_TC;
 	}
 	memcpy(out, t->wire, len);
-	wr16(out, q->id);
-	wr16(out + 2, flags);
+	wire_wr16(out, q->id);
+	wire_wr16(out + 2, flags);
 	memcpy(out + MSG_HEADER_LEN, q->q.qname, q->q.qname_len);
 	age_ttls(out, len, t, rule);
 	if (olen > 0) {
@@ -630,13 +602,13 @@ msg_write_error(const struct msg_query *q, unsigned rcode,
 	if (cap < MSG_HEADER_LEN + MSG_NAME_MAX + 4 + MSG_OPT_LEN +
 	    EDE_OPTION_LEN)
 		return 0;
-	wr16(out, q->id);
-	wr16(out + 2, reply_flags(q, rcode));
+	wire_wr16(out, q->id);
+	wire_wr16(out + 2, reply_flags(q, rcode));
 	if (q->q.qname_len > 0) {
 		memcpy(out + len, q->q.qname, q->q.qname_len);
 		len += q->q.qname_len;
-		wr16(out + len, q->q.qtype);
-		wr16(out + len + 2, q->q.qclass);
+		wire_wr16(out + len, q->q.qtype);
+		wire_wr16(out + len + 2, q->q.qclass);
 		len += 4;
 		qd = 1;
 	}
@@ -657,19 +629,19 @@ msg_write_query(const struct msg_query *q, uint16_t id,
 
 	if (cap < MSG_HEADER_LEN + MSG_NAME_MAX + 4 + MSG_OPT_LEN)
 		return 0;
-	wr16(out, id);
+	wire_wr16(out, id);
 	/* RFC 6840 §5.7: AD=1 asks the upstream to report validation. */
-	wr16(out + 2, MSG_FLAG_RD | MSG_FLAG_AD | (q->flags & MSG_FLAG_CD));
+	wire_wr16(out + 2, MSG_FLAG_RD | MSG_FLAG_AD | (q->flags & MSG_FLAG_CD));
 	write_counts(out, 1, counts);
 	memcpy(out + len, qname, q->q.qname_len);
 	len += q->q.qname_len;
-	wr16(out + len, q->q.qtype);
-	wr16(out + len + 2, q->q.qclass);
+	wire_wr16(out + len, q->q.qtype);
+	wire_wr16(out + len + 2, q->q.qclass);
 	len += 4;
 	out[len] = 0;
-	wr16(out + len + 1, MSG_TYPE_OPT);
-	wr16(out + len + 3, edns_size);
-	wr32(out + len + 5, q->edns.do_bit ? MSG_EDNS_DO : 0);
-	wr16(out + len + 9, 0);
+	wire_wr16(out + len + 1, MSG_TYPE_OPT);
+	wire_wr16(out + len + 3, edns_size);
+	wire_wr32(out + len + 5, q->edns.do_bit ? MSG_EDNS_DO : 0);
+	wire_wr16(out + len + 9, 0);
 	return len + MSG_OPT_LEN;
 }
