@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "msg.h"
+#include "name.h"
 #include "wire.h"
 
 #define EDE_OPTION_CODE	15	/* RFC 8914 §2 */
@@ -20,81 +21,18 @@ static long
 read_question(const uint8_t *pkt, size_t len, size_t off,
     struct msg_question *q)
 {
-	size_t n = 0;
-	uint8_t c;
+	size_t n;
+	long end;
 
-	for (;;) {
-		if (off >= len)
-			return -1;
-		c = pkt[off];
-		if (c > MSG_LABEL_MAX || n + c + 1 > MSG_NAME_MAX ||
-		    off + c + 1 > len)
-			return -1;
-		memcpy(q->qname + n, pkt + off, c + 1);
-		n += c + 1;
-		off += c + 1;
-		if (c == 0)
-			break;
-	}
-	if (off + 4 > len)
+	/* A name with a pointer is 2 octets in place plus its labels, never
+	 * as long as itself: no name is 2 octets long. */
+	if ((end = name_walk(pkt, len, off, NAME_UNPACK, q->qname, &n)) == -1 ||
+	    (size_t)end - off != n || (size_t)end + 4 > len)
 		return -1;
 	q->qname_len = (uint8_t)n;
-	q->qtype = wire_rd16(pkt + off);
-	q->qclass = wire_rd16(pkt + off + 2);
-	return (long)(off + 4);
-}
-
-long
-msg_name_skip(const uint8_t *pkt, size_t len, size_t off)
-{
-	size_t n = 0;
-	uint8_t c;
-
-	for (;;) {
-		if (off >= len)
-			return -1;
-		c = pkt[off];
-		if ((c & 0xc0) == 0xc0)
-			return off + 2 <= len ? (long)(off + 2) : -1;
-		if (c & 0xc0)
-			return -1;	/* 0x40 and 0x80: obsolete label types */
-		n += c + 1;
-		if (n > MSG_NAME_MAX)
-			return -1;
-		off += c + 1;
-		if (c == 0)
-			return off <= len ? (long)off : -1;
-	}
-}
-
-int
-msg_name_unpack(const uint8_t *pkt, size_t len, size_t off, uint8_t *out)
-{
-	size_t n = 0, lowest = off, target;
-	uint8_t c;
-
-	for (;;) {
-		if (off >= len)
-			return -1;
-		c = pkt[off];
-		if ((c & 0xc0) == 0xc0) {
-			if (off + 1 >= len)
-				return -1;
-			target = (size_t)(c & 0x3f) << 8 | pkt[off + 1];
-			/* Each jump lands strictly lower: no loop possible. */
-			if (target >= lowest)
-				return -1;
-			lowest = off = target;
-			continue;
-		}
-		if (c & 0xc0 || n + c + 1 > MSG_NAME_MAX || off + c + 1 > len)
-			return -1;
-		memcpy(out + n, pkt + off, c + 1);
-		n += c + 1;
-		if (c == 0)
-			return (int)n;
-		off += c + 1;
-	}
+	q->qtype = wire_rd16(pkt + end);
+	q->qclass = wire_rd16(pkt + end + 2);
+	return end + 4;
 }
 
 static uint8_t
@@ -182,7 +120,8 @@ read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
 	long p;
 	size_t rd;
 
-	if ((p = msg_name_skip(pkt, len, off)) == -1 || (size_t)p + 10 > len)
+	if ((p = name_walk(pkt, len, off, NAME_SKIP, NULL, NULL)) == -1 ||
+	    (size_t)p + 10 > len)
 		return -1;
 	rr->offset = (uint16_t)off;
 	rr->type = wire_rd16(pkt + p);
@@ -201,17 +140,14 @@ read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
 	return (long)rr->end;
 }
 
-/* The name at off in rdata of rr decompresses and ends at or before end. */
+/* The name at off in rdata of rr decompresses and ends, in place, at or
+ * before the rdata's end, which *next gets. */
 static int
 rdata_name(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
     size_t off, long *next)
 {
-	uint8_t name[MSG_NAME_MAX];
-
-	if (msg_name_unpack(pkt, len, off, name) == -1 ||
-	    (*next = msg_name_skip(pkt, rr->end, off)) == -1)
-		return -1;
-	return 0;
+	*next = name_walk(pkt, len, off, NAME_VALIDATE, NULL, NULL);
+	return *next != -1 && (size_t)*next <= rr->end ? 0 : -1;
 }
 
 /*
@@ -222,10 +158,9 @@ rdata_name(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
 static int
 rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
 {
-	uint8_t owner[MSG_NAME_MAX];
 	long next;
 
-	if (msg_name_unpack(pkt, len, rr->offset, owner) == -1)
+	if (name_walk(pkt, len, rr->offset, NAME_VALIDATE, NULL, NULL) == -1)
 		return 0;
 	if (rr->rclass != MSG_CLASS_IN)
 		return 1;	/* other classes lay rdata out their way */
@@ -350,8 +285,7 @@ follow_chain(struct msg_response *r)
 			if (rr->section != MSG_SECTION_ANSWER ||
 			    rr->rclass != r->q.qclass)
 				continue;
-			olen = msg_name_unpack(r->pkt, r->len, rr->offset,
-			    owner);
+			olen = name_unpack(r->pkt, r->len, rr->offset, owner);
 			if (olen == -1 || !msg_name_equal(owner, (size_t)olen,
 			    sname, (size_t)slen))
 				continue;
@@ -360,7 +294,7 @@ follow_chain(struct msg_response *r)
 				return 1;
 			if (rr->type != MSG_TYPE_CNAME)
 				continue;
-			slen = msg_name_unpack(r->pkt, r->len,
+			slen = name_unpack(r->pkt, r->len,
 			    rr->rdata_offset, sname);
 			if (slen == -1)
 				return 0;
@@ -482,9 +416,10 @@ msg_soa_minimum(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
 	if (end > len)
 		return -1;
 	/* Names in rdata may point outside it; skipping never follows. */
-	if ((off = msg_name_skip(pkt, end, rr->rdata_offset)) == -1 ||
-	    (off = msg_name_skip(pkt, end, (size_t)off)) == -1 ||
-	    (size_t)off + 20 != end)
+	off = name_walk(pkt, end, rr->rdata_offset, NAME_SKIP, NULL, NULL);
+	if (off != -1)
+		off = name_walk(pkt, end, (size_t)off, NAME_SKIP, NULL, NULL);
+	if (off == -1 || (size_t)off + 20 != end)
 		return -1;
 	return (long)wire_rd32(pkt + off + 16);
 }

@@ -11,9 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "name.h"
+
 #define MSG_HEADER_LEN	12
-#define MSG_NAME_MAX	255	/* wire octets, RFC 1035 §3.1 */
-#define MSG_LABEL_MAX	63
+#define MSG_NAME_MAX	NAME_WIRE_MAX	/* 255 octets, RFC 1035 §3.1 */
 #define MSG_UDP_MIN	512	/* RFC 1035 §4.2.1 */
 #define MSG_MAX_LEN	65535	/* TCP length prefix limit, RFC 1035 §4.2.2 */
 #define MSG_OPT_LEN	11	/* OPT RR without options */
@@ -108,22 +109,6 @@ enum msg_parse_result {
  */
 enum msg_parse_result msg_parse_query(const uint8_t *pkt, size_t len,
 	    struct msg_query *q);
-
-/*
- * msg_name_skip: the offset just past the (possibly compressed) name at
- * off in pkt[0..len), or -1 if it runs past the end or has a bad label
- * type. Does not follow pointers, so it cannot loop.
- */
-long	msg_name_skip(const uint8_t *pkt, size_t len, size_t off);
-
-/*
- * msg_name_unpack: decompress the name at off into out (MSG_NAME_MAX
- * octets), following only pointers that point strictly backwards (RFC 1035
- * §4.1.4 "prior occurrence"), so a loop is impossible. Returns the
- * uncompressed length, or -1 if the name is malformed or too long.
- */
-int	msg_name_unpack(const uint8_t *pkt, size_t len, size_t off,
-	    uint8_t *out);
 
 /* msg_name_equal: 1 if two uncompressed wire names are equal ignoring
  * ASCII case (RFC 4343), else 0. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fetch.h"
+#include "name.h"
 #include "prefetch.h"
 #include "worker.h"
 
@@ -121,8 +122,7 @@ prefetch_srv_targets(struct worker *w, const struct msg_response *r,
 		if (rr->section != MSG_SECTION_ANSWER ||
 		    rr->type != MSG_TYPE_SRV || rr->rdlength < 7)
 			continue;
-		len = msg_name_unpack(r->pkt, r->len, rr->rdata_offset + 6,
-		    target);
+		len = name_unpack(r->pkt, r->len, rr->rdata_offset + 6, target);
 		/* "." means no service is available: nothing to fetch. */
 		if (len <= 1)
 			continue;

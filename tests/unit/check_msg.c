@@ -135,27 +135,6 @@ START_TEST(parse_query_notimp_badvers)
 }
 END_TEST
 
-START_TEST(name_unpack_pointers)
-{
-	/* "example." at 12, "www" + pointer to 12 at 21, and at 27 a
-	 * pointer to that pointer (a chain of two jumps). */
-	static const uint8_t pkt[] = "0123456789AB\7example\0\3www\300\014"
-	    "\300\031";
-	uint8_t name[MSG_NAME_MAX];
-
-	ck_assert_int_eq(msg_name_unpack(pkt, sizeof(pkt) - 1, 21, name), 13);
-	ck_assert_mem_eq(name, "\3www\7example\0", 13);
-	ck_assert_int_eq(msg_name_unpack(pkt, sizeof(pkt) - 1, 27, name), 9);
-	ck_assert_mem_eq(name, "\7example\0", 9);
-	/* A pointer to itself, or forward, would loop: refused. */
-	ck_assert_int_eq(msg_name_unpack((const uint8_t *)
-	    "0123456789AB\300\014", 14, 12, name), -1);
-	ck_assert_int_eq(msg_name_unpack((const uint8_t *)
-	    "0123456789AB\300\016\0", 15, 12, name), -1);
-	ck_assert_int_eq(msg_name_skip(pkt, sizeof(pkt) - 1, 21), 27);
-}
-END_TEST
-
 START_TEST(name_case)
 {
 	uint8_t a[] = "\3WwW\7ExAmPlE\0", b[sizeof(a)];
@@ -569,7 +548,6 @@ msg_suite(void)
 	tcase_add_test(tc, parse_query_formerr);
 	tcase_add_test(tc, parse_query_long_label);
 	tcase_add_test(tc, parse_query_notimp_badvers);
-	tcase_add_test(tc, name_unpack_pointers);
 	tcase_add_test(tc, name_case);
 	tcase_add_test(tc, classify_answers);
 	tcase_add_test(tc, classify_negative_and_failures);

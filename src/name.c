@@ -1,0 +1,59 @@
+/* name.c: the one walker over a message's names and compression pointers. */
+#include "autoconf.h"
+
+#include <string.h>
+
+#include "name.h"
+
+#define POINTER_BITS	0xc0	/* both set: a pointer; one: obsolete type */
+
+long
+name_walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
+    uint8_t *out, size_t *name_len)
+{
+	size_t n = 0, lowest = off, target;
+	long end = -1;
+	uint8_t c;
+
+	for (;;) {
+		if (off >= len)
+			return -1;
+		c = pkt[off];
+		if ((c & POINTER_BITS) == POINTER_BITS) {
+			if (off + 2 > len)
+				return -1;
+			if (end == -1)
+				end = (long)(off + 2);
+			if (mode == NAME_SKIP)
+				break;
+			target = (size_t)(c & ~POINTER_BITS) << 8 | pkt[off + 1];
+			/* Each jump lands strictly lower: no loop possible. */
+			if (target >= lowest)
+				return -1;
+			lowest = off = target;
+			continue;
+		}
+		if (c & POINTER_BITS || n + c + 1 > NAME_WIRE_MAX ||
+		    off + c + 1 > len)
+			return -1;
+		if (mode == NAME_UNPACK)
+			memcpy(out + n, pkt + off, (size_t)c + 1);
+		n += (size_t)c + 1;
+		off += (size_t)c + 1;
+		if (c == 0)
+			break;
+	}
+	if (name_len != NULL)
+		*name_len = n;
+	return end != -1 ? end : (long)off;
+}
+
+int
+name_unpack(const uint8_t *pkt, size_t len, size_t off, uint8_t *out)
+{
+	size_t n;
+
+	if (name_walk(pkt, len, off, NAME_UNPACK, out, &n) == -1)
+		return -1;
+	return (int)n;
+}
