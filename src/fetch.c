@@ -17,8 +17,6 @@
 
 #define FETCH_BUCKETS		4096	/* in-flight table, power of two */
 #define FETCH_MAX_ATTEMPTS	8	/* sends per fetch: bounds sockets */
-#define QUERY_WIRE_MAX		(MSG_HEADER_LEN + MSG_NAME_MAX + 4 + \
-				    MSG_OPT_LEN)
 
 /* One query sent to one upstream, over UDP and, after TC=1, over TCP. */
 struct attempt {
@@ -35,7 +33,7 @@ struct attempt {
 	int			 cased;	/* qname has 0x20 case */
 	int			 case_only; /* got the name back in another
 					     * case: the upstream's, or forged */
-	uint8_t			 wire[QUERY_WIRE_MAX];
+	uint8_t			 wire[MSG_QUERY_MAX_LEN];
 	size_t			 wire_len;
 	uint64_t		 sent;	/* ms */
 	uint32_t		 rto;	/* ms, timeout it was sent with */

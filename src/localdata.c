@@ -8,6 +8,9 @@
 
 static const uint8_t localhost[] = "\11localhost";	/* + root label */
 #define LOCALHOST_LEN	sizeof(localhost)		/* 11 octets */
+/* The one record of an answer: an SOA, 2 + 10 + 2 + 16 + 20 = 50 octets,
+ * is the longest. */
+#define RECORD_ROOM	64
 
 /* The offset of "localhost." in qname if it is or ends in it, else -1. */
 static long
@@ -51,7 +54,8 @@ localdata_answer(const struct msg_query *q, const struct msg_reply_opts *opts,
 	static const uint8_t v4[4] = { 127, 0, 0, 1 };
 	static const uint8_t v6[16] = { [15] = 1 };
 	static const uint8_t rname[] = "\6nobody\7invalid";
-	uint8_t wire[MSG_HEADER_LEN + MSG_NAME_MAX + 4 + 128];
+	uint8_t wire[MSG_HEADER_LEN + MSG_NAME_MAX + MSG_QTYPE_QCLASS_LEN +
+	    RECORD_ROOM];
 	struct msg_ttl_rule rule = { 0, 0 };
 	struct msg_ttl_slot slot;
 	struct msg_template t;

@@ -10,7 +10,6 @@
 #include "wire.h"
 
 #define EDE_OPTION_CODE	15	/* RFC 8914 §2 */
-#define EDE_OPTION_LEN	6	/* code, length, info-code; no text */
 
 /*
  * Parse the question at off: an uncompressed name (no earlier name exists
@@ -27,12 +26,13 @@ read_question(const uint8_t *pkt, size_t len, size_t off,
 	/* A name with a pointer is 2 octets in place plus its labels, never
 	 * as long as itself: no name is 2 octets long. */
 	if ((end = name_walk(pkt, len, off, NAME_UNPACK, q->qname, &n)) == -1 ||
-	    (size_t)end - off != n || (size_t)end + 4 > len)
+	    (size_t)end - off != n ||
+	    (size_t)end + MSG_QTYPE_QCLASS_LEN > len)
 		return -1;
 	q->qname_len = (uint8_t)n;
 	q->qtype = wire_rd16(pkt + end);
 	q->qclass = wire_rd16(pkt + end + 2);
-	return end + 4;
+	return end + MSG_QTYPE_QCLASS_LEN;
 }
 
 static uint8_t
@@ -365,8 +365,8 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 	r->counts[2] = wire_rd16(pkt + 8);
 	r->counts[3] = wire_rd16(pkt + 10);
 	total = r->counts[1] + r->counts[2] + r->counts[3];
-	/* The smallest RR is 11 octets; more cannot fit, so do not alloc. */
-	if (total > (len - r->question_end) / 11)
+	/* More RRs than could fit: refuse before allocating for them. */
+	if (total > (len - r->question_end) / MSG_RR_MIN_LEN)
 		return -1;
 	if (total > 0 && (r->rrs = calloc(total, sizeof(*r->rrs))) == NULL)
 		return -1;
@@ -427,7 +427,7 @@ msg_soa_minimum(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
 static size_t
 opt_len(const struct msg_reply_opts *opts)
 {
-	return MSG_OPT_LEN + (opts->ede >= 0 ? EDE_OPTION_LEN : 0);
+	return MSG_OPT_LEN + (opts->ede >= 0 ? MSG_EDE_OPTION_LEN : 0);
 }
 
 /* Append our OPT RR at out: payload size, extended rcode, DO, EDE. */
@@ -435,12 +435,13 @@ static size_t
 write_opt(uint8_t *out, const struct msg_query *q, unsigned rcode,
     const struct msg_reply_opts *opts)
 {
-	uint16_t rdlen = opts->ede >= 0 ? EDE_OPTION_LEN : 0;
+	uint16_t rdlen = opts->ede >= 0 ? MSG_EDE_OPTION_LEN : 0;
 
 	out[0] = 0;
 	wire_wr16(out + 1, MSG_TYPE_OPT);
 	wire_wr16(out + 3, opts->edns_size);
-	/* RFC 3225 §3: the DO bit of the query is copied to the response. */
+	/* The client's DO: copied to its answer (RFC 3225 §3) and to our
+	 * query upstream (RFC 4035 §3.2.1). */
 	wire_wr32(out + 5, (uint32_t)(rcode >> 4) << 24 |
 	    (q->edns.do_bit ? MSG_EDNS_DO : 0));
 	wire_wr16(out + 9, rdlen);
@@ -458,6 +459,17 @@ reply_flags(const struct msg_query *q, unsigned rcode)
 {
 	return MSG_FLAG_QR | MSG_FLAG_RA |
 	    (q->flags & (MSG_FLAG_RD | MSG_FLAG_CD)) | (rcode & 0xf);
+}
+
+/* The question at out: qname (q->qname_len octets), q's qtype and qclass. */
+static size_t
+write_question(uint8_t *out, const uint8_t *qname,
+    const struct msg_question *q)
+{
+	memcpy(out, qname, q->qname_len);
+	wire_wr16(out + q->qname_len, q->qtype);
+	wire_wr16(out + q->qname_len + 2, q->qclass);
+	return q->qname_len + MSG_QTYPE_QCLASS_LEN;
 }
 
 static void
@@ -493,9 +505,12 @@ msg_write_answer(const struct msg_template *t, const struct msg_query *q,
     uint8_t *out, size_t cap)
 {
 	size_t len = t->len, olen = q->edns.present ? opt_len(opts) : 0;
-	size_t question_end = MSG_HEADER_LEN + q->q.qname_len + 4;
+	size_t question_end = MSG_HEADER_LEN + q->q.qname_len +
+	    MSG_QTYPE_QCLASS_LEN;
 	uint16_t counts[4], flags;
 
+	if (cap < MSG_ERROR_MAX_LEN)
+		return 0;
 	memcpy(counts, t->counts, sizeof(counts));
 	flags = reply_flags(q, t->rcode);
 	if (t->ad && (q->edns.do_bit || (q->flags & MSG_FLAG_AD)))
@@ -534,17 +549,12 @@ msg_write_error(const struct msg_query *q, unsigned rcode,
 	size_t len = MSG_HEADER_LEN;
 	uint16_t qd = 0;
 
-	if (cap < MSG_HEADER_LEN + MSG_NAME_MAX + 4 + MSG_OPT_LEN +
-	    EDE_OPTION_LEN)
+	if (cap < MSG_ERROR_MAX_LEN)
 		return 0;
 	wire_wr16(out, q->id);
 	wire_wr16(out + 2, reply_flags(q, rcode));
 	if (q->q.qname_len > 0) {
-		memcpy(out + len, q->q.qname, q->q.qname_len);
-		len += q->q.qname_len;
-		wire_wr16(out + len, q->q.qtype);
-		wire_wr16(out + len + 2, q->q.qclass);
-		len += 4;
+		len += write_question(out + len, q->q.qname, &q->q);
 		qd = 1;
 	}
 	if (q->edns.present || rcode > 0xf) {
@@ -559,24 +569,16 @@ size_t
 msg_write_query(const struct msg_query *q, uint16_t id,
     const uint8_t *qname, uint16_t edns_size, uint8_t *out, size_t cap)
 {
-	size_t len = MSG_HEADER_LEN;
+	struct msg_reply_opts opts = { 0, edns_size, -1 };
 	uint16_t counts[4] = { 0, 0, 0, 1 };
+	size_t len = MSG_HEADER_LEN;
 
-	if (cap < MSG_HEADER_LEN + MSG_NAME_MAX + 4 + MSG_OPT_LEN)
+	if (cap < MSG_QUERY_MAX_LEN)
 		return 0;
 	wire_wr16(out, id);
 	/* RFC 6840 §5.7: AD=1 asks the upstream to report validation. */
 	wire_wr16(out + 2, MSG_FLAG_RD | MSG_FLAG_AD | (q->flags & MSG_FLAG_CD));
 	write_counts(out, 1, counts);
-	memcpy(out + len, qname, q->q.qname_len);
-	len += q->q.qname_len;
-	wire_wr16(out + len, q->q.qtype);
-	wire_wr16(out + len + 2, q->q.qclass);
-	len += 4;
-	out[len] = 0;
-	wire_wr16(out + len + 1, MSG_TYPE_OPT);
-	wire_wr16(out + len + 3, edns_size);
-	wire_wr32(out + len + 5, q->edns.do_bit ? MSG_EDNS_DO : 0);
-	wire_wr16(out + len + 9, 0);
-	return len + MSG_OPT_LEN;
+	len += write_question(out + len, qname, &q->q);
+	return len + write_opt(out + len, q, MSG_RCODE_NOERROR, &opts);
 }

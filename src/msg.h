@@ -17,7 +17,16 @@
 #define MSG_NAME_MAX	NAME_WIRE_MAX	/* 255 octets, RFC 1035 §3.1 */
 #define MSG_UDP_MIN	512	/* RFC 1035 §4.2.1 */
 #define MSG_MAX_LEN	65535	/* TCP length prefix limit, RFC 1035 §4.2.2 */
-#define MSG_OPT_LEN	11	/* OPT RR without options */
+#define MSG_QTYPE_QCLASS_LEN	4	/* after a question's name */
+#define MSG_RR_MIN_LEN	11	/* root owner, type, class, TTL, rdlength */
+#define MSG_OPT_LEN	11	/* OPT RR without options, RFC 6891 §6.1.2 */
+#define MSG_EDE_OPTION_LEN	6	/* EDE without text, RFC 8914 §2 */
+/* The longest query msg_write_query writes: header, question, OPT. */
+#define MSG_QUERY_MAX_LEN	(MSG_HEADER_LEN + MSG_NAME_MAX + \
+				    MSG_QTYPE_QCLASS_LEN + MSG_OPT_LEN)
+/* The longest reply without records: what msg_write_error writes at most,
+ * and msg_write_answer when it truncates. */
+#define MSG_ERROR_MAX_LEN	(MSG_QUERY_MAX_LEN + MSG_EDE_OPTION_LEN)
 
 /* Bits of the 16-bit flags word (second header field). */
 #define MSG_FLAG_QR	0x8000
@@ -233,34 +242,42 @@ struct msg_reply_opts {
 
 /*
  * msg_write_answer: build the answer to client query q from template t
- * into out (capacity cap >= MSG_MAX_LEN... or at least opts->limit): the
- * client's ID and qname case, QR RA and the client's RD CD, AD only when
- * the upstream set it and the client sent DO or AD (RFC 6840 §5.8), each
- * TTL aged by rule (never below 0), and an OPT when the client sent one.
- * If the answer exceeds opts->limit, the additional section is dropped
- * (RFC 2181 §9: no TC for that); if it still does not fit, only header,
- * question and OPT are sent with TC=1 (RFC 1035 §4.2.1, RFC 7766 §5).
- * Returns the answer's length.
+ * (borrowed) into out, which has room for cap octets: the client's ID and
+ * qname case, QR RA and the client's RD CD, AD only when the upstream set
+ * it and the client sent DO or AD (RFC 6840 §5.8), each TTL aged by rule
+ * (never below 0), and an OPT when the client sent one (RFC 6891 §7),
+ * with an EDE option if opts->ede >= 0 (RFC 8914). If the answer exceeds
+ * opts->limit (at least MSG_UDP_MIN) or cap, the additional section is
+ * dropped (RFC 2181 §9: no TC for that); over TCP (limit MSG_MAX_LEN) the
+ * OPT goes next; if it still does not fit, only header, question and OPT
+ * are sent, with TC=1 (RFC 1035 §4.2.1, RFC 7766 §5). cap must be at least
+ * MSG_ERROR_MAX_LEN, room for that last form. Returns the answer's length,
+ * at most cap and opts->limit (so MSG_MAX_LEN octets hold any answer), or
+ * 0 if cap is below MSG_ERROR_MAX_LEN.
  */
 size_t	msg_write_answer(const struct msg_template *t,
 	    const struct msg_query *q, const struct msg_ttl_rule *rule,
 	    const struct msg_reply_opts *opts, uint8_t *out, size_t cap);
 
 /*
- * msg_write_error: an answer to q with rcode (may be extended, e.g.
- * BADVERS) and no records: client's ID, RD, CD, RA set, the question if it
- * parsed, an OPT if the client sent one (always for BADVERS). Returns the
- * length written to out (cap >= 512 always suffices... MSG_HEADER_LEN +
- * MSG_NAME_MAX + 4 + MSG_OPT_LEN + 8).
+ * msg_write_error: the answer to q with rcode (12 bits: above 15 it is
+ * extended, e.g. BADVERS, RFC 6891 §6.1.3) and no records into out (room
+ * for cap octets): the client's ID, QR RA and the client's RD CD, the
+ * question if it parsed (q->q.qname_len > 0), and an OPT if the client
+ * sent one or the rcode is extended, with an EDE option if opts->ede >= 0.
+ * Returns the length written, at most MSG_ERROR_MAX_LEN, or 0 if cap is
+ * below MSG_ERROR_MAX_LEN.
  */
 size_t	msg_write_error(const struct msg_query *q, unsigned rcode,
 	    const struct msg_reply_opts *opts, uint8_t *out, size_t cap);
 
 /*
- * msg_write_query: an upstream query for q->q with the given ID and the
- * qname given in qname (e.g. with 0x20 case applied), RD=1, CD copied
- * from q, and an OPT with our payload size edns_size and q's DO bit
- * (RFC 4035 §3.2). Returns the length written to out (cap >= 512).
+ * msg_write_query: an upstream query for q->q into out (room for cap
+ * octets): ID id (host order), the qname written as in qname (q->q's
+ * length; e.g. with 0x20 case applied), RD=1, AD=1 (RFC 6840 §5.7), CD
+ * copied from q, and an OPT with our payload size edns_size (octets) and
+ * q's DO bit (RFC 4035 §3.2.1). Returns the length written, at most
+ * MSG_QUERY_MAX_LEN, or 0 if cap is below MSG_QUERY_MAX_LEN.
  */
 size_t	msg_write_query(const struct msg_query *q, uint16_t id,
 	    const uint8_t *qname, uint16_t edns_size, uint8_t *out,
