@@ -513,8 +513,7 @@ fetch_send_to(struct fetch *f, size_t i, uint64_t now)
 
 	if (attempt_send(f, i, now) == -1)
 		return -1;
-	tv.tv_sec = f->attempts->rto / 1000;
-	tv.tv_usec = (f->attempts->rto % 1000) * 1000;
+	tv = clock_ms_to_tv(f->attempts->rto);
 	evtimer_add(f->retry, &tv);
 	return 0;
 }
@@ -614,8 +613,7 @@ fetch_new(struct fetch_ctx *ctx, enum fetch_kind kind,
 	else
 		f->n_order = upstream_order(zone->upstreams, n, zone->policy,
 		    f->q.q.qname, f->q.q.qname_len, f->order);
-	tv.tv_sec = ctx->s.query_timeout / 1000;
-	tv.tv_usec = (ctx->s.query_timeout % 1000) * 1000;
+	tv = clock_ms_to_tv(ctx->s.query_timeout);
 	evtimer_add(f->deadline, &tv);
 	return f;
 }
