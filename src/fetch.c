@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "fetch.h"
+#include "frame.h"
 #include "log.h"
 
 #define FETCH_BUCKETS		4096	/* in-flight table, power of two */
@@ -292,7 +293,6 @@ static void
 attempt_tcp_start(struct attempt *a, uint64_t now)
 {
 	struct fetch *f = a->f;
-	uint8_t prefix[2] = { a->wire_len >> 8, a->wire_len & 0xff };
 
 	event_free(a->ev);
 	close(a->fd);
@@ -312,8 +312,8 @@ attempt_tcp_start(struct attempt *a, uint64_t now)
 	bufferevent_setcb(a->bev, tcp_read_cb, NULL, tcp_event_cb, a);
 	if (bufferevent_socket_connect(a->bev,
 	    (const struct sockaddr *)&a->up->addr.ss, (int)a->up->addr.len) ==
-	    -1 || bufferevent_write(a->bev, prefix, 2) == -1 ||
-	    bufferevent_write(a->bev, a->wire, a->wire_len) == -1 ||
+	    -1 || frame_add(bufferevent_get_output(a->bev), a->wire,
+	    a->wire_len) == -1 ||
 	    bufferevent_enable(a->bev, EV_READ) == -1) {
 		attempt_failed(a, strerror(errno), now);
 		return;
@@ -408,17 +408,11 @@ udp_read_cb(evutil_socket_t fd, short what, void *arg)
 static void
 tcp_read_cb(struct bufferevent *bev, void *arg)
 {
-	struct evbuffer *in = bufferevent_get_input(bev);
-	uint8_t prefix[2];
+	const uint8_t *msg;
 	size_t len;
 
-	if (evbuffer_copyout(in, prefix, 2) < 2)
-		return;
-	len = (size_t)prefix[0] << 8 | prefix[1];
-	if (evbuffer_get_length(in) < 2 + len)
-		return;
-	attempt_receive(arg, evbuffer_pullup(in, (ssize_t)(2 + len)) + 2, len,
-	    clock_now_ms());
+	if ((msg = frame_peek(bufferevent_get_input(bev), &len)) != NULL)
+		attempt_receive(arg, msg, len, clock_now_ms());
 }
 
 static void
