@@ -39,6 +39,7 @@ upstream_get(const struct addr *a)
 void
 upstream_unref(struct upstream *u)
 {
+	struct upstream_stats *st;
 	struct upstream **pp;
 
 	if (u == NULL || --u->refs > 0)
@@ -49,9 +50,11 @@ upstream_unref(struct upstream *u)
 			break;
 		}
 	n_down -= u->down;
-	while (u->n_stats > 0)
-		free(u->stats[--u->n_stats].zone);
-	free(u->stats);
+	while ((st = u->stats) != NULL) {
+		u->stats = st->next;
+		free(st->zone);
+		free(st);
+	}
 	free(u);
 }
 
@@ -71,19 +74,19 @@ upstream_reconfigure(uint32_t min_ms, uint32_t max_ms)
 struct upstream_stats *
 upstream_stats_for(struct upstream *u, const char *zone)
 {
-	struct upstream_stats *n;
-	size_t i;
+	struct upstream_stats **pp, *st;
 
-	for (i = 0; i < u->n_stats; i++)
-		if (strcmp(u->stats[i].zone, zone) == 0)
-			return &u->stats[i];
-	if ((n = reallocarray(u->stats, u->n_stats + 1, sizeof(*n))) == NULL)
+	for (pp = &u->stats; *pp != NULL; pp = &(*pp)->next)
+		if (strcmp((*pp)->zone, zone) == 0)
+			return *pp;
+	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return NULL;
-	u->stats = n;
-	memset(&n[u->n_stats], 0, sizeof(*n));
-	if ((n[u->n_stats].zone = strdup(zone)) == NULL)
+	if ((st->zone = strdup(zone)) == NULL) {
+		free(st);
 		return NULL;
-	return &n[u->n_stats++];
+	}
+	*pp = st;
+	return st;
 }
 
 struct upstream *

@@ -30,8 +30,13 @@
 #define UPSTREAM_PROBE_FIRST	1000
 #define UPSTREAM_PROBE_MAX	8000
 
-/* What one upstream did for one forward zone (metrics labels). */
+/*
+ * What one upstream did for one forward zone (metrics labels). Each is
+ * allocated on its own and never moves: attempts in flight count into it
+ * by address.
+ */
 struct upstream_stats {
+	struct upstream_stats	*next;		/* the upstream's next zone */
 	char			*zone;		/* owned, "corp.example." */
 	uint64_t		 queries;	/* sent, UDP and TCP */
 	uint64_t		 answers;	/* usable answers */
@@ -58,8 +63,8 @@ struct upstream {
 	struct msg_question failed_q;	/* the latest question it failed
 					 * (qname folded), qname_len 0 if
 					 * none: what probes ask too */
-	struct upstream_stats *stats;	/* owned, one per zone using it */
-	size_t		 n_stats;
+	struct upstream_stats *stats;	/* owned list, one per zone that
+					 * used it, first used first */
 	struct upstream	*next;		/* registry chain */
 };
 
@@ -83,8 +88,9 @@ void	upstream_reconfigure(uint32_t min_ms, uint32_t max_ms);
 
 /*
  * upstream_stats_for: u's counters for forward zone zone (presentation
- * format), created empty on first use; they live as long as u. Returns
- * NULL if out of memory.
+ * format, borrowed), created empty on first use, appended to u->stats.
+ * They live as long as u, at the same address. Returns NULL if out of
+ * memory.
  */
 struct upstream_stats *upstream_stats_for(struct upstream *u,
 	    const char *zone);
