@@ -719,6 +719,8 @@ fetch_probe_down(struct fetch_ctx *ctx, struct zone_table *zones,
 	struct zone *z;
 	size_t i, j;
 
+	if (!upstream_any_down(zone_table_registry(zones)))
+		return;
 	for (i = 0; i < zone_count(zones); i++) {
 		z = zone_at(zones, i);
 		for (j = 0; j < z->n_upstreams; j++)

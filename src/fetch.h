@@ -104,11 +104,11 @@ int	fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
 	    struct zone *zone, uint64_t now, struct fetch_waiter *w);
 
 /*
- * fetch_probe_down: send each upstream of zones that is down and due for
- * a probe (upstream_probe_due) a query for its zone's SOA and one for the
- * latest question it failed (upstream.failed_q), if a zone forwarding to
- * it still claims that. An answer to either marks it up; nothing is
- * cached or reported.
+ * fetch_probe_down: if any upstream of zones' registry is down, send each
+ * upstream of zones that is down and due for a probe (upstream_probe_due)
+ * a query for its zone's SOA and one for the latest question it failed
+ * (upstream.failed_q), if a zone forwarding to it still claims that. An
+ * answer to either marks it up; nothing is cached or reported.
  */
 void	fetch_probe_down(struct fetch_ctx *ctx, struct zone_table *zones,
 	    uint64_t now);

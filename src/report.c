@@ -218,14 +218,14 @@ report_upstream_stats(const struct report *r, const struct metrics_writer *w)
 }
 
 static void
-report_upstream_state(const struct metrics_writer *w)
+report_upstream_state(const struct report *r, const struct metrics_writer *w)
 {
 	const struct upstream *u;
 	const char *labels[2];
 
 	w->family(w->ctx, "dnsdamper_upstream_up", "gauge",
 	    "1 if an upstream is up, 0 if marked down or a loop.");
-	for (u = upstream_first(); u != NULL; u = u->next) {
+	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
 		labels[0] = "upstream";
 		labels[1] = u->name;
 		w->sample(w->ctx, "dnsdamper_upstream_up", labels, 1,
@@ -234,7 +234,7 @@ report_upstream_state(const struct metrics_writer *w)
 	w->end_family(w->ctx);
 	w->family(w->ctx, "dnsdamper_upstream_rtt_seconds", "gauge",
 	    "Smoothed round-trip time of an upstream (RFC 6298).");
-	for (u = upstream_first(); u != NULL; u = u->next) {
+	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
 		labels[0] = "upstream";
 		labels[1] = u->name;
 		if (u->rtt.measured)
@@ -262,7 +262,7 @@ report_metrics(const struct report *r, uint64_t stale_entries,
 	report_cache(r, stale_entries, m, w);
 	report_fetches(r, m, w);
 	report_upstream_stats(r, w);
-	report_upstream_state(w);
+	report_upstream_state(r, w);
 }
 
 static const char *
@@ -341,15 +341,14 @@ report_upstreams(const struct report *r, enum report_format f,
 	const struct upstream *u;
 	int first = 1;
 
-	(void)r;
 	if (f == REPORT_TEXT) {
 		text_upstream_header(out);
-		for (u = upstream_first(); u != NULL; u = u->next)
+		for (u = upstream_first(r->upstreams); u != NULL; u = u->next)
 			text_upstream(out, u);
 		return;
 	}
 	evbuffer_add_printf(out, "[");
-	for (u = upstream_first(); u != NULL; u = u->next) {
+	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
 		evbuffer_add_printf(out, "%s\n  ", first ? "" : ",");
 		json_upstream(out, u);
 		first = 0;

@@ -1,11 +1,11 @@
 /*
- * upstream.h: upstream servers and their measured state: RTT (RFC 6298),
- * consecutive failures, up or down, re-probe back-off, loops; and the order
- * in which a forward zone's pool is tried under its policy. One object per
- * address, shared by every zone that names it and kept across reloads, so
- * what was learnt about a server survives a config change. Configured
- * state is intent; answers are the fact: only an answer marks one up.
- * Times are monotonic ms.
+ * upstream.h: the registry of upstream servers and their measured state:
+ * RTT (RFC 6298), consecutive failures, up or down, re-probe back-off,
+ * loops; and the order in which a forward zone's pool is tried under its
+ * policy. One object per address, shared by every zone that names it and
+ * kept across reloads, so what was learnt about a server survives a config
+ * change. Configured state is intent; answers are the fact: only an answer
+ * marks one up. Times are monotonic ms.
  */
 #ifndef DNSDAMPER_UPSTREAM_H
 #define DNSDAMPER_UPSTREAM_H
@@ -46,7 +46,16 @@ struct upstream_stats {
 	struct metrics_histogram latency;	/* of usable answers */
 };
 
+/*
+ * The upstreams of the process, created by main: zone tables take their
+ * upstreams from it, probes ask it whether any is down, reports list it.
+ * Nothing here locks: with worker threads, whoever shares it serialises
+ * the calls that change it.
+ */
+struct upstream_registry;
+
 struct upstream {
+	struct upstream_registry *reg;	/* the one it belongs to */
 	struct addr	 addr;
 	char		 name[ADDR_STRLEN];	/* "192.0.2.1:53" */
 	unsigned	 refs;
@@ -69,22 +78,41 @@ struct upstream {
 };
 
 /*
- * upstream_get: the shared upstream for address a, created on first use
- * with a fresh RTT estimate; its reference count is raised. Returns NULL
- * if out of memory.
+ * upstream_registry_new: an empty registry whose upstreams' retransmission
+ * timeouts stay within [min_ms, max_ms] (config upstream-timeout). Free it
+ * with upstream_registry_free. Returns NULL if out of memory.
  */
-struct upstream *upstream_get(const struct addr *a);
+struct upstream_registry *upstream_registry_new(uint32_t min_ms,
+	    uint32_t max_ms);
 
-/* upstream_unref: drop a reference; the last one frees it. NULL is fine. */
+/*
+ * upstream_registry_free: free reg, once every upstream got from it has
+ * been unreferenced (every zone table built from it freed). NULL is fine.
+ */
+void	upstream_registry_free(struct upstream_registry *reg);
+
+/*
+ * upstream_get: the upstream of reg for address a (copied), created on
+ * first use with a fresh RTT estimate; its reference count is raised.
+ * Returns it (release it with upstream_unref), or NULL if out of memory.
+ */
+struct upstream *upstream_get(struct upstream_registry *reg,
+	    const struct addr *a);
+
+/*
+ * upstream_unref: drop a reference to u; the last one takes it out of its
+ * registry and frees it with its counters. NULL is fine.
+ */
 void	upstream_unref(struct upstream *u);
 
 /*
- * upstream_reconfigure: at start and reload: the [min, max] bounds of every
- * upstream's retransmission timeout in ms (config upstream-timeout), with
- * existing RTOs re-clamped; and every upstream may be checked for a loop
- * again (the configuration that made it one may have changed).
+ * upstream_reconfigure: at reload: the [min_ms, max_ms] bounds of reg's
+ * retransmission timeouts (config upstream-timeout), existing RTOs
+ * re-clamped; and every upstream may be checked for a loop again (the
+ * configuration that made it one may have changed).
  */
-void	upstream_reconfigure(uint32_t min_ms, uint32_t max_ms);
+void	upstream_reconfigure(struct upstream_registry *reg, uint32_t min_ms,
+	    uint32_t max_ms);
 
 /*
  * upstream_stats_for: u's counters for forward zone zone (presentation
@@ -95,8 +123,9 @@ void	upstream_reconfigure(uint32_t min_ms, uint32_t max_ms);
 struct upstream_stats *upstream_stats_for(struct upstream *u,
 	    const char *zone);
 
-/* upstream_first: the registry, for reports; next with u->next. */
-struct upstream *upstream_first(void);
+/* upstream_first: the first upstream of reg (next with u->next), or NULL
+ * if it has none; in no particular order. For reports. */
+struct upstream *upstream_first(const struct upstream_registry *reg);
 
 /* upstream_rto: the timeout to use for the next query to u, in ms. */
 uint32_t upstream_rto(const struct upstream *u);
@@ -139,8 +168,9 @@ int	upstream_recovered(struct upstream *const *pool, size_t n,
  */
 int	upstream_probe_due(struct upstream *u, uint64_t now);
 
-/* upstream_any_down: 1 if some upstream is down (probes are needed). */
-int	upstream_any_down(void);
+/* upstream_any_down: 1 if some upstream of reg is down (probes are
+ * needed), else 0. */
+int	upstream_any_down(const struct upstream_registry *reg);
 
 /*
  * upstream_no_case: u answered with the question's case changed, so 0x20

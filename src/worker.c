@@ -32,8 +32,7 @@ probe_tick_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (upstream_any_down())
-		fetch_probe_down(w->fetches, w->zones, clock_now_ms());
+	fetch_probe_down(w->fetches, w->zones, clock_now_ms());
 }
 
 static void

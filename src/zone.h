@@ -29,13 +29,17 @@ struct zone_table;
 
 /*
  * zone_table_new: a table with one zone per `forward` of conf (borrowed),
- * its upstreams taken from the shared registry, and its budget of fetches
- * its own max-inflight or else an even share of what those leave of the
- * global max-inflight (at least 1). Returns NULL with errno set
- * if out of memory or if a zone name cannot be converted to wire format
- * (EINVAL).
+ * its upstreams taken from reg (borrowed; it must outlive the table), and
+ * its budget of fetches its own max-inflight or else an even share of
+ * what those leave of the global max-inflight (at least 1). Returns it
+ * with one reference, or NULL with errno set if out of memory or if a
+ * zone name cannot be converted to wire format (EINVAL).
  */
-struct zone_table *zone_table_new(const struct config *conf);
+struct zone_table *zone_table_new(struct upstream_registry *reg,
+	    const struct config *conf);
+
+/* zone_table_registry: the registry t's upstreams come from. */
+struct upstream_registry *zone_table_registry(const struct zone_table *t);
 
 /* zone_table_ref / zone_table_unref: share a table; the last unref frees. */
 struct zone_table *zone_table_ref(struct zone_table *t);
