@@ -1,11 +1,14 @@
 /*
  * fetch.h: outgoing queries. A fetch resolves one cache key through one
- * forward zone's upstreams: random ID and source port per attempt
- * (RFC 5452 §9.2), 0x20 case randomisation, a response accepted only from
- * the address queried with the same ID and question, TC=1 retried over TCP
- * (RFC 7766 §5), SERVFAIL / REFUSED / timeout moving on to the next
- * upstream, all within a deadline. Identical keys in flight share one
- * fetch; each client waiting on it is a fetch_waiter.
+ * forward zone's upstreams, one attempt (attempt.h) at a time in the
+ * order of the zone's policy: the next upstream is asked when the newest
+ * attempt's timeout (its RTO, RFC 6298) passes, while the earlier ones
+ * keep listening, or when an attempt fails (SERVFAIL, REFUSED, ...); at
+ * most FETCH_MAX_ATTEMPTS sends, all within a deadline (query-timeout).
+ * Identical keys in flight share one fetch; each client waiting on it is
+ * a fetch_waiter. Fetches are bounded by max-inflight and by each zone's
+ * budget. Down upstreams and loops are probed through fetches too
+ * (probe.h). Times are monotonic ms.
  */
 #ifndef DNSDAMPER_FETCH_H
 #define DNSDAMPER_FETCH_H
@@ -22,6 +25,7 @@
 
 struct fetch;
 struct fetch_ctx;
+struct transport;
 
 /* Embedded in whatever waits for a fetch (a client query). */
 struct fetch_waiter {
@@ -73,10 +77,18 @@ struct fetch_stats {
 };
 
 /*
- * fetch_ctx_new: the fetches of one event loop. done is called with arg
- * when a fetch ends. s is copied. Returns NULL if out of memory.
+ * fetch_ctx_new: the fetches of one event loop, base (borrowed), on the
+ * daemon's transport (transport_new). done is called with arg when a
+ * fetch ends. s is copied. Returns NULL if out of memory.
  */
 struct fetch_ctx *fetch_ctx_new(struct event_base *base,
+	    const struct fetch_settings *s, fetch_done_fn done, void *arg);
+
+/*
+ * fetch_ctx_new_on: the same on transport t (borrowed: it must outlive
+ * the context), e.g. a script and a virtual clock in tests.
+ */
+struct fetch_ctx *fetch_ctx_new_on(const struct transport *t,
 	    const struct fetch_settings *s, fetch_done_fn done, void *arg);
 
 /* fetch_ctx_configure: new settings for fetches started from now on. */
