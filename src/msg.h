@@ -109,34 +109,38 @@ enum msg_parse_result {
 };
 
 /*
- * msg_parse_query: parse a client query of len octets at pkt into *q.
- * Accepts exactly one question without compression, no answer or
- * authority records, and at most one OPT (root owner) among the
- * additional records. Returns MSG_PARSE_OK, or the reason it is not; for
- * every result but DROP, q->id and q->flags are set, and q->q is set when
- * the question itself parsed (q->q.qname_len > 0).
+ * msg_parse_query: parse a client query of len octets at pkt (borrowed)
+ * into *q (RFC 1035 §4.1). Accepts exactly one question without
+ * compression, no answer or authority records, and at most one OPT (root
+ * owner, RFC 6891 §6.1.1) among the additional records. Returns
+ * MSG_PARSE_OK, or the reason it is not; for every result but DROP, q->id
+ * and q->flags are set, and q->q is set when the question itself parsed
+ * (q->q.qname_len > 0).
  */
 enum msg_parse_result msg_parse_query(const uint8_t *pkt, size_t len,
 	    struct msg_query *q);
 
-/* msg_name_equal: 1 if two uncompressed wire names are equal ignoring
- * ASCII case (RFC 4343), else 0. */
+/* msg_name_equal: 1 if uncompressed wire names a (alen octets) and b (blen
+ * octets) are equal ignoring ASCII case (RFC 4343), else 0. */
 int	msg_name_equal(const uint8_t *a, size_t alen, const uint8_t *b,
 	    size_t blen);
 
-/* msg_name_fold: lower-case the ASCII letters of a wire name in place. */
+/* msg_name_fold: lower-case the ASCII letters of wire name name (len
+ * octets) in place (RFC 4343). */
 void	msg_name_fold(uint8_t *name, size_t len);
 
 /*
- * msg_name_randomize_case: flip the case of each ASCII letter of a wire
- * name with probability 1/2 (draft-vixie-dnsext-dns0x20), in place.
+ * msg_name_randomize_case: flip the case of each ASCII letter of wire name
+ * name (len octets) with probability 1/2 (draft-vixie-dnsext-dns0x20), in
+ * place, with arc4random.
  */
 void	msg_name_randomize_case(uint8_t *name, size_t len);
 
 /*
- * msg_name_to_str: a wire name in presentation format ("www.example."),
- * with non-printable octets as \DDD, written to buf (size len >= 1; 1024
- * always suffices). Returns buf.
+ * msg_name_to_str: uncompressed wire name name (namelen octets) in
+ * presentation format ("www.example.", RFC 1035 §5.1), with "." and "\"
+ * escaped and non-printable octets as \DDD, written to buf (size len >= 1;
+ * 1024 always suffices, or the text is cut short at a label). Returns buf.
  */
 char	*msg_name_to_str(const uint8_t *name, size_t namelen, char *buf,
 	    size_t len);
@@ -186,20 +190,26 @@ struct msg_response {
 
 /*
  * msg_response_parse: parse every section of the response at pkt (len
- * octets, borrowed; must outlive *r) and classify it against its own
- * question. Requires QR=1, QDCOUNT=1, at most one OPT, well-formed names
- * and records within len. Returns 0 and fills *r (free it with
- * msg_response_free), or -1 if malformed (*r needs no free).
+ * octets, borrowed; must outlive *r; RFC 1035 §4.1) and classify it
+ * against its own question (RFC 2308 §2, CNAME chains RFC 1034 §3.6.2).
+ * Requires QR=1, QDCOUNT=1, at most one OPT (in the additional section,
+ * RFC 6891 §6.1.1), names without loops or forward pointers and records
+ * within len, with the layout of their type where it is known (RFC 1035
+ * §3.3). TTLs with the top bit set read as 0 (RFC 2181 §8). Returns 0 and
+ * fills *r (free it with msg_response_free), or -1 if malformed or out of
+ * memory (*r then needs no free, though freeing it is harmless).
  */
 int	msg_response_parse(const uint8_t *pkt, size_t len,
 	    struct msg_response *r);
 
-/* msg_response_free: release what msg_response_parse allocated. */
+/* msg_response_free: release what msg_response_parse allocated in r;
+ * calling it again is harmless. */
 void	msg_response_free(struct msg_response *r);
 
 /*
- * msg_soa_minimum: the MINIMUM field (seconds) of the SOA record rr in
- * pkt, RFC 1035 §3.3.13, or -1 if its rdata is malformed.
+ * msg_soa_minimum: the MINIMUM field (seconds) of the SOA record rr in the
+ * message pkt (len octets), RFC 1035 §3.3.13, or -1 if its rdata is
+ * malformed.
  */
 long	msg_soa_minimum(const uint8_t *pkt, size_t len,
 	    const struct msg_rr *rr);

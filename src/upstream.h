@@ -127,21 +127,23 @@ struct upstream_stats *upstream_stats_for(struct upstream *u,
  * if it has none; in no particular order. For reports. */
 struct upstream *upstream_first(const struct upstream_registry *reg);
 
-/* upstream_rto: the timeout to use for the next query to u, in ms. */
+/* upstream_rto: the timeout to use for the next query to u, in ms: its
+ * RTO (RFC 6298 §2), within the registry's bounds. */
 uint32_t upstream_rto(const struct upstream *u);
 
 /*
- * upstream_answered: u answered usefully at now, rtt_ms after the query;
- * it is up (again, logged) and its failures are forgotten.
+ * upstream_answered: u answered usefully at now (ms), rtt_ms after the
+ * query: a sample for its RTT (RFC 6298 §2, rtt_sample); it is up (again,
+ * logged) and its failures are forgotten.
  */
 void	upstream_answered(struct upstream *u, uint32_t rtt_ms, uint64_t now);
 
 /*
  * upstream_failed: u answered question q (qname folded; NULL for a probe's
  * own question) with SERVFAIL/REFUSED/garbage, or the kernel reported it
- * unreachable, at now. UPSTREAM_DOWN_AFTER in a row mark it down (logged)
- * with its first probe UPSTREAM_PROBE_FIRST ms later. q, copied, becomes
- * u->failed_q.
+ * unreachable, at now (ms). UPSTREAM_DOWN_AFTER in a row mark it down
+ * (logged) with its first probe UPSTREAM_PROBE_FIRST ms later. q, copied,
+ * becomes u->failed_q.
  */
 void	upstream_failed(struct upstream *u, const struct msg_question *q,
 	    uint64_t now);
@@ -156,15 +158,17 @@ void	upstream_timed_out(struct upstream *u, const struct msg_question *q,
 	    uint32_t used_ms, uint64_t sent, uint64_t now);
 
 /*
- * upstream_recovered: 1 if some upstream of pool (n) was marked up again
- * after since (ms): what failed before then may be worth trying again.
+ * upstream_recovered: 1 if some upstream of pool (n of them) was marked
+ * up again after since (ms): what failed before then may be worth trying
+ * again. Else 0.
  */
 int	upstream_recovered(struct upstream *const *pool, size_t n,
 	    uint64_t since);
 
 /*
- * upstream_probe_due: 1 if u is down and its probe time has come, in which
- * case the next one is scheduled after a doubled back-off; else 0.
+ * upstream_probe_due: 1 if u is down (not a loop) and its probe time has
+ * come by now (ms), in which case the next one is scheduled after a
+ * doubled back-off, at most UPSTREAM_PROBE_MAX; else 0.
  */
 int	upstream_probe_due(struct upstream *u, uint64_t now);
 
@@ -174,7 +178,8 @@ int	upstream_any_down(const struct upstream_registry *reg);
 
 /*
  * upstream_no_case: u answered with the question's case changed, so 0x20
- * cannot be used with it (logged once per upstream).
+ * (draft-vixie-dnsext-dns0x20) cannot be used with it until it is freed
+ * (logged once per upstream).
  */
 void	upstream_no_case(struct upstream *u);
 
@@ -183,25 +188,28 @@ void	upstream_no_case(struct upstream *u);
 void	upstream_loop(struct upstream *u);
 
 /*
- * upstream_order: write into out the upstreams of pool (n of them) that a
- * query for qname (wire, folded, qname_len octets) should try, in order:
- * those up first, then those down; never a loop. Among each, `order` keeps
- * list order; `random` is a uniform permutation; `fastest` sorts by
- * smoothed RTT (unmeasured first; ties in list order) and, once the
- * leader is measured, sends about one query in 16 to another up upstream
- * first, so a recovered one is measured again; `hash` is rendezvous (highest random weight) hashing of qname over
- * the upstreams, ties broken by address, so a name sticks to one upstream
- * and a change of pool moves only the names of the upstream added or
- * removed. Returns how many were written (at most n).
+ * upstream_order: write into out (room for n) the upstreams of pool (n of
+ * them, borrowed) that a query for qname (wire, folded, qname_len octets)
+ * should try, in order: those up first, then those down; never a loop.
+ * Among each, `order` keeps list order; `random` is a uniform
+ * permutation; `fastest` sorts by smoothed RTT (unmeasured first; ties in
+ * list order) and, once the leader is measured, sends about one query in
+ * 16 to another up upstream first, so a recovered one is measured again;
+ * `hash` is rendezvous (highest random weight) hashing of qname over the
+ * upstreams, ties broken by address, so a name sticks to one upstream and
+ * a change of pool moves only the names of the upstream added or removed.
+ * Returns how many were written (at most n), 0 if out of memory.
  */
 size_t	upstream_order(struct upstream *const *pool, size_t n,
 	    enum config_policy policy, const uint8_t *qname, size_t qname_len,
 	    struct upstream **out);
 
-/* upstream_all_down: 1 if no upstream of pool (n) is up and usable. */
+/* upstream_all_down: 1 if no upstream of pool (n of them) is up and not
+ * a loop, else 0. */
 int	upstream_all_down(struct upstream *const *pool, size_t n);
 
-/* upstream_rendezvous_weight: hash policy weight of u for qname. */
+/* upstream_rendezvous_weight: the hash policy's weight of u for qname
+ * (wire, folded, qname_len octets): the same on every host and run. */
 uint64_t upstream_rendezvous_weight(const struct upstream *u,
 	    const uint8_t *qname, size_t qname_len);
 
