@@ -4,8 +4,12 @@
 #include <string.h>
 
 #include "name.h"
+#include "wire.h"
 
-#define POINTER_BITS	0xc0	/* both set: a pointer; one: obsolete type */
+/* The top bits of a length octet: both set, a pointer (RFC 1035 §4.1.4),
+ * whose other 14 bits are an offset; one set, an obsolete label type. */
+#define POINTER_BITS	0xc0
+#define POINTER_OFFSET	0x3fff
 
 long
 name_walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
@@ -26,7 +30,7 @@ name_walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
 				end = (long)(off + 2);
 			if (mode == NAME_SKIP)
 				break;
-			target = (size_t)(c & ~POINTER_BITS) << 8 | pkt[off + 1];
+			target = wire_rd16(pkt + off) & POINTER_OFFSET;
 			/* Each jump lands strictly lower: no loop possible. */
 			if (target >= lowest)
 				return -1;
