@@ -6,8 +6,10 @@
 #include "name.h"
 #include "wire.h"
 
-/* The top bits of a length octet: both set, a pointer (RFC 1035 §4.1.4),
- * whose other 14 bits are an offset; one set, an obsolete label type. */
+#define LABEL_MAX	63	/* octets, RFC 1035 §3.1 */
+/* A length octet above LABEL_MAX with both top bits set is a pointer
+ * (RFC 1035 §4.1.4), its other 14 bits an offset; with one, an obsolete
+ * label type. */
 #define POINTER_BITS	0xc0
 #define POINTER_OFFSET	0x3fff
 
@@ -23,8 +25,8 @@ name_walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
 		if (off >= len)
 			return -1;
 		c = pkt[off];
-		if ((c & POINTER_BITS) == POINTER_BITS) {
-			if (off + 2 > len)
+		if (c > LABEL_MAX) {
+			if ((c & POINTER_BITS) != POINTER_BITS || off + 2 > len)
 				return -1;
 			if (end == -1)
 				end = (long)(off + 2);
@@ -37,8 +39,7 @@ name_walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
 			lowest = off = target;
 			continue;
 		}
-		if (c & POINTER_BITS || n + c + 1 > NAME_WIRE_MAX ||
-		    off + c + 1 > len)
+		if (n + c + 1 > NAME_WIRE_MAX || off + c + 1 > len)
 			return -1;
 		if (mode == NAME_UNPACK)
 			memcpy(out + n, pkt + off, (size_t)c + 1);

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,20 +23,28 @@ struct env {
 	uint8_t			 rbuf[MSG_MAX_LEN];	/* one datagram */
 };
 
+/*
+ * Timers and UDP connections carry their libevent event in the same
+ * allocation (event_assign into ev): no more allocations per fetch than
+ * bare events took.
+ */
 struct transport_timer {
-	struct event		*ev;
 	transport_timer_fn	 fn;
 	void			*arg;
+	_Alignas(max_align_t) unsigned char ev[];
 };
 
 struct transport_conn {
 	struct env		*env;
 	int			 fd;	/* UDP, or -1 */
-	struct event		*ev;	/* UDP readable */
+	int			 reading; /* UDP: its event is added */
 	struct bufferevent	*bev;	/* TCP */
 	const struct transport_conn_cb *cb;
 	void			*arg;
+	_Alignas(max_align_t) unsigned char ev[];	/* UDP */
 };
+
+#define EVENT_OF(t)	((struct event *)(void *)(t)->ev)
 
 static uint64_t
 now(void *env)
@@ -59,12 +68,13 @@ timer_new(void *env, transport_timer_fn fn, void *arg)
 {
 	struct transport_timer *t;
 
-	if ((t = calloc(1, sizeof(*t))) == NULL)
+	/* Not calloc: nothing needs the event zeroed, event_assign sets it. */
+	if ((t = malloc(sizeof(*t) + event_get_struct_event_size())) == NULL)
 		return NULL;
 	t->fn = fn;
 	t->arg = arg;
-	if ((t->ev = evtimer_new(((struct env *)env)->base, timer_cb, t)) ==
-	    NULL) {
+	if (evtimer_assign(EVENT_OF(t), ((struct env *)env)->base,
+	    timer_cb, t) == -1) {
 		free(t);
 		return NULL;
 	}
@@ -77,29 +87,29 @@ timer_set(struct transport_timer *t, uint32_t ms)
 	struct timeval tv = clock_ms_to_tv(ms);
 
 	if (ms == 0)
-		event_active(t->ev, EV_TIMEOUT, 1);
+		event_active(EVENT_OF(t), EV_TIMEOUT, 1);
 	else
-		evtimer_add(t->ev, &tv);
+		evtimer_add(EVENT_OF(t), &tv);
 }
 
 static void
 timer_stop(struct transport_timer *t)
 {
-	evtimer_del(t->ev);
+	evtimer_del(EVENT_OF(t));
 }
 
 static void
 timer_free(struct transport_timer *t)
 {
-	event_free(t->ev);
+	event_del(EVENT_OF(t));
 	free(t);
 }
 
 static void
 conn_close(struct transport_conn *c)
 {
-	if (c->ev != NULL)
-		event_free(c->ev);
+	if (c->reading)
+		event_del(EVENT_OF(c));
 	if (c->fd != -1)
 		close(c->fd);
 	if (c->bev != NULL)
@@ -137,9 +147,11 @@ udp_open(struct transport_conn *c, const struct addr *to, const uint8_t *msg,
 	if (c->fd == -1 ||
 	    connect(c->fd, (const struct sockaddr *)&to->ss, to->len) == -1 ||
 	    send(c->fd, msg, len, 0) == -1 ||
-	    (c->ev = event_new(c->env->base, c->fd, EV_READ | EV_PERSIST,
-	    udp_read_cb, c)) == NULL || event_add(c->ev, NULL) == -1)
+	    event_assign(EVENT_OF(c), c->env->base, c->fd,
+	    EV_READ | EV_PERSIST, udp_read_cb, c) == -1 ||
+	    event_add(EVENT_OF(c), NULL) == -1)
 		return -1;
+	c->reading = 1;
 	return 0;
 }
 
@@ -193,10 +205,13 @@ conn_open(void *env, enum transport_proto proto, const struct addr *to,
 	struct transport_conn *c;
 	int saved;
 
-	if ((c = calloc(1, sizeof(*c))) == NULL)
+	if ((c = malloc(sizeof(*c) + (proto == TRANSPORT_UDP ?
+	    event_get_struct_event_size() : 0))) == NULL)
 		return NULL;
 	c->env = env;
 	c->fd = -1;
+	c->reading = 0;
+	c->bev = NULL;
 	c->cb = cb;
 	c->arg = arg;
 	if ((proto == TRANSPORT_UDP ? udp_open : tcp_open)(c, to, msg, len) ==
