@@ -47,7 +47,7 @@ struct attempt_query {
 						 * not count against the
 						 * upstream (loop probes) */
 	int			 randomize_case; /* 0x20 */
-	uint16_t		 edns_size;	/* our UDP payload size, octets */
+	uint16_t		 edns_size;	/* our payload size, octets */
 	uint64_t		*mismatched;	/* + responses ignored */
 	const struct attempt_owner *owner;
 	void			*arg;

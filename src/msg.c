@@ -577,7 +577,8 @@ msg_write_query(const struct msg_query *q, uint16_t id,
 		return 0;
 	wire_wr16(out, id);
 	/* RFC 6840 §5.7: AD=1 asks the upstream to report validation. */
-	wire_wr16(out + 2, MSG_FLAG_RD | MSG_FLAG_AD | (q->flags & MSG_FLAG_CD));
+	wire_wr16(out + 2, MSG_FLAG_RD | MSG_FLAG_AD |
+	    (q->flags & MSG_FLAG_CD));
 	write_counts(out, 1, counts);
 	len += write_question(out + len, qname, &q->q);
 	return len + write_opt(out + len, q, MSG_RCODE_NOERROR, &opts);

@@ -29,7 +29,7 @@ enum op {
 	OP_REPLY,	/* upstream n answers its latest query for name */
 	OP_PASS,	/* n ms pass */
 	OP_DONE,	/* a fetch ends in outcome, answering n waiters */
-	OP_QUIET,	/* since the last step nothing was sent, nothing ended */
+	OP_QUIET,	/* nothing sent, nothing ended since the last check */
 	OP_STATS	/* the context's counters are st */
 };
 
