@@ -10,6 +10,7 @@
 
 #include "addr.h"
 #include "fnv.h"
+#include "wire.h"
 
 /* Split "host", "host:port", "[v6]" or "[v6]:port" into host and port. */
 static int
@@ -212,9 +213,10 @@ uint64_t
 addr_hash(const struct addr *a)
 {
 	const unsigned char *p;
-	uint8_t port[2] = { addr_port(a) >> 8, addr_port(a) & 0xff };
+	uint8_t port[2];
 	size_t n;
 
+	wire_wr16(port, addr_port(a));
 	if (a->ss.ss_family == AF_INET) {
 		p = (const unsigned char *)
 		    &((const struct sockaddr_in *)&a->ss)->sin_addr;

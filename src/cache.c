@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "name.h"
 
 /* A key: the folded qname, then qtype, qclass and one octet of bits. */
 #define KEY_TAIL		5
@@ -583,7 +584,7 @@ cache_key_load(const struct cache *c, const uint8_t *raw, size_t len,
 
 	/* Starting at 0, no compression pointer can be followed. */
 	if (len <= KEY_TAIL || len > CACHE_KEY_MAX ||
-	    msg_name_unpack(raw, len - KEY_TAIL, 0, name) !=
+	    name_unpack(raw, len - KEY_TAIL, 0, name) !=
 	    (int)(len - KEY_TAIL))
 		return -1;
 	memcpy(key->data, raw, len);

@@ -1,6 +1,8 @@
-/* clock.h: monotonic time in milliseconds, read once per callback. */
+/* clock.h: monotonic time in ms, read once per callback; ms as a timeval. */
 #ifndef DNSDAMPER_CLOCK_H
 #define DNSDAMPER_CLOCK_H
+
+#include <sys/time.h>
 
 #include <stdint.h>
 
@@ -22,5 +24,11 @@ uint64_t	clock_now_ms(void);
  */
 int64_t		clock_wall_s(void);
 int64_t		clock_wall_ms(void);
+
+/*
+ * clock_ms_to_tv: a duration of ms milliseconds as a struct timeval
+ * (seconds and microseconds), as libevent's timers take it.
+ */
+struct timeval clock_ms_to_tv(uint64_t ms);
 
 #endif

@@ -1,11 +1,14 @@
 /*
  * fetch.h: outgoing queries. A fetch resolves one cache key through one
- * forward zone's upstreams: random ID and source port per attempt
- * (RFC 5452 §9.2), 0x20 case randomisation, a response accepted only from
- * the address queried with the same ID and question, TC=1 retried over TCP
- * (RFC 7766 §5), SERVFAIL / REFUSED / timeout moving on to the next
- * upstream, all within a deadline. Identical keys in flight share one
- * fetch; each client waiting on it is a fetch_waiter.
+ * forward zone's upstreams, one attempt (attempt.h) at a time in the
+ * order of the zone's policy: the next upstream is asked when the newest
+ * attempt's timeout (its RTO, RFC 6298) passes, while the earlier ones
+ * keep listening, or when an attempt fails (SERVFAIL, REFUSED, ...); at
+ * most 8 sends (each a socket), all within a deadline (query-timeout).
+ * Identical keys in flight share one fetch; each client waiting on it is
+ * a fetch_waiter. Fetches are bounded by max-inflight and by each zone's
+ * budget. Down upstreams and loops are probed through fetches too
+ * (probe.h). Times are monotonic ms.
  */
 #ifndef DNSDAMPER_FETCH_H
 #define DNSDAMPER_FETCH_H
@@ -22,6 +25,7 @@
 
 struct fetch;
 struct fetch_ctx;
+struct transport;
 
 /* Embedded in whatever waits for a fetch (a client query). */
 struct fetch_waiter {
@@ -42,9 +46,10 @@ enum fetch_outcome {
 	FETCH_CANCELLED		/* shutting down: free waiters, send nothing */
 };
 
+/* How a fetch ended; everything borrowed for the done callback. */
 struct fetch_result {
 	enum fetch_outcome	 outcome;
-	const struct msg_response *r;	/* FETCH_ANSWER only; borrowed */
+	const struct msg_response *r;	/* FETCH_ANSWER only */
 	const struct cache_key	*key;
 	uint64_t		 now;	/* ms */
 };
@@ -73,65 +78,83 @@ struct fetch_stats {
 };
 
 /*
- * fetch_ctx_new: the fetches of one event loop. done is called with arg
- * when a fetch ends. s is copied. Returns NULL if out of memory.
+ * fetch_ctx_new: the fetches of one event loop, base (borrowed), on the
+ * daemon's transport (transport_new). done is called with arg when a
+ * fetch ends. s is copied. Returns the context (free it with
+ * fetch_ctx_free), or NULL if out of memory.
  */
 struct fetch_ctx *fetch_ctx_new(struct event_base *base,
 	    const struct fetch_settings *s, fetch_done_fn done, void *arg);
 
-/* fetch_ctx_configure: new settings for fetches started from now on. */
+/*
+ * fetch_ctx_new_on: the same on transport t (borrowed: it must outlive
+ * the context), e.g. a script and a virtual clock in tests.
+ */
+struct fetch_ctx *fetch_ctx_new_on(const struct transport *t,
+	    const struct fetch_settings *s, fetch_done_fn done, void *arg);
+
+/* fetch_ctx_configure: settings s (copied) for the fetches started from
+ * now on; those running keep theirs. */
 void	fetch_ctx_configure(struct fetch_ctx *ctx,
 	    const struct fetch_settings *s);
 
 /*
- * fetch_ctx_free: end every fetch with FETCH_CANCELLED (so waiters are
- * freed) and free the context. NULL is allowed.
+ * fetch_ctx_free: end every fetch with FETCH_CANCELLED (the done callback
+ * frees the waiters), close every attempt's socket and free the context.
+ * NULL is allowed.
  */
 void	fetch_ctx_free(struct fetch_ctx *ctx);
 
 /*
  * fetch_join: make w (or nobody, if w is NULL: a background refresh) wait
  * for the resolution of key, asking q's question with q's DO and CD bits
- * through zone (which must belong to zones; the table is referenced for
- * the fetch's life). Joins the fetch already running for key, if any.
- * Never calls the done callback before returning. The first time an
- * upstream is used (since start or reload) it is also sent a loop probe.
- * Returns 1 if it started a fetch, 0 if it joined one, or -1 if a new
- * fetch would exceed max-inflight or the zone's own budget.
+ * (RFC 4035 §3.2; key and q are copied) through zone, which must belong to
+ * zones (the table is referenced for the fetch's life), at now (ms). Joins
+ * the fetch already running for key, if any. w is borrowed while it
+ * waits: until the done callback takes it or it leaves. Never calls the
+ * done callback before returning. The first time a resolution uses an
+ * upstream (since start or reload) it is sent a loop probe first.
+ * Returns 1 if it started a fetch, 0 if it joined one, or -1 (counted as
+ * over_budget) if a new fetch would exceed max-inflight or the zone's own
+ * budget, or if out of memory.
  */
 int	fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
 	    const struct msg_query *q, struct zone_table *zones,
 	    struct zone *zone, uint64_t now, struct fetch_waiter *w);
 
 /*
- * fetch_probe_down: send each upstream of zones that is down and due for
- * a probe (upstream_probe_due) a query for its zone's SOA and one for the
- * latest question it failed (upstream.failed_q), if a zone forwarding to
- * it still claims that. An answer to either marks it up; nothing is
- * cached or reported.
+ * fetch_probe_down: at now (ms), send the probes probe_down finds due for
+ * the down upstreams of zones (referenced while they run): each a fetch
+ * of one query to one upstream, never coalesced. An answer to either
+ * marks the upstream up (upstream_answered); nothing is cached or
+ * reported.
  */
 void	fetch_probe_down(struct fetch_ctx *ctx, struct zone_table *zones,
 	    uint64_t now);
 
 /*
- * fetch_loop_check: 1 if client query q is one of our own loop probes come
- * back (its upstream is then marked a loop, upstream_loop), else 0.
+ * fetch_loop_check: 1 if client query q (borrowed) asks the name of one of
+ * our loop probes still running, in any case (RFC 4343): the probe came
+ * back through our own listener, and its upstream is marked a loop
+ * (upstream_loop). Else 0.
  */
 int	fetch_loop_check(struct fetch_ctx *ctx, const struct msg_query *q);
 
 /*
- * fetch_started: when (ms) the resolution of key now in flight started,
- * or 0 if none is.
+ * fetch_started: when (ms) the resolution of key (borrowed) now in flight
+ * started, or 0 if none is.
  */
 uint64_t fetch_started(struct fetch_ctx *ctx, const struct cache_key *key);
 
-/* fetch_leave: stop waiting; the fetch itself goes on. No-op if idle. */
+/* fetch_leave: w stops waiting and is the caller's again; the fetch goes
+ * on. A no-op if w is not waiting. */
 void	fetch_leave(struct fetch_waiter *w);
 
-/* fetch_take_waiter: the next waiter of f (in arrival order), or NULL. */
+/* fetch_take_waiter: for the done callback: the next waiter of f (in
+ * arrival order), no longer waiting and the caller's again, or NULL. */
 struct fetch_waiter *fetch_take_waiter(struct fetch *f);
 
-/* fetch_stats: counters of this context since it was created. */
+/* fetch_stats: the counters of ctx since it was created, into *out. */
 void	fetch_stats(const struct fetch_ctx *ctx, struct fetch_stats *out);
 
 #endif

@@ -4,9 +4,13 @@
 #include <string.h>
 
 #include "localdata.h"
+#include "wire.h"
 
 static const uint8_t localhost[] = "\11localhost";	/* + root label */
 #define LOCALHOST_LEN	sizeof(localhost)		/* 11 octets */
+/* The one record of an answer: an SOA, 2 + 10 + 2 + 16 + 20 = 50 octets,
+ * is the longest. */
+#define RECORD_ROOM	64
 
 /* The offset of "localhost." in qname if it is or ends in it, else -1. */
 static long
@@ -28,34 +32,18 @@ localhost_offset(const struct msg_question *q)
 	return (long)off;
 }
 
-static size_t
-put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-	return 2;
-}
-
-static size_t
-put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v & 0xffff);
-	return 4;
-}
-
 /* An RR header at p: owner (a pointer to off), type, class, TTL. */
 static size_t
 rr_header(uint8_t *p, size_t off, uint16_t type, struct msg_ttl_slot *slot,
     size_t at)
 {
-	size_t n = put16(p, (uint16_t)(0xc000 | off));
+	size_t n = wire_wr16(p, (uint16_t)(0xc000 | off));
 
-	n += put16(p + n, type);
-	n += put16(p + n, MSG_CLASS_IN);
+	n += wire_wr16(p + n, type);
+	n += wire_wr16(p + n, MSG_CLASS_IN);
 	slot->offset = (uint16_t)(at + n);
 	slot->ttl = LOCALDATA_TTL;
-	n += put32(p + n, LOCALDATA_TTL);
+	n += wire_wr32(p + n, LOCALDATA_TTL);
 	return n;
 }
 
@@ -66,7 +54,8 @@ localdata_answer(const struct msg_query *q, const struct msg_reply_opts *opts,
 	static const uint8_t v4[4] = { 127, 0, 0, 1 };
 	static const uint8_t v6[16] = { [15] = 1 };
 	static const uint8_t rname[] = "\6nobody\7invalid";
-	uint8_t wire[MSG_HEADER_LEN + MSG_NAME_MAX + 4 + 128];
+	uint8_t wire[MSG_HEADER_LEN + MSG_NAME_MAX + MSG_QTYPE_QCLASS_LEN +
+	    RECORD_ROOM];
 	struct msg_ttl_rule rule = { 0, 0 };
 	struct msg_ttl_slot slot;
 	struct msg_template t;
@@ -80,13 +69,13 @@ localdata_answer(const struct msg_query *q, const struct msg_reply_opts *opts,
 	n = MSG_HEADER_LEN;
 	memcpy(wire + n, q->q.qname, q->q.qname_len);
 	n += q->q.qname_len;
-	n += put16(wire + n, q->q.qtype);
-	n += put16(wire + n, q->q.qclass);
+	n += wire_wr16(wire + n, q->q.qtype);
+	n += wire_wr16(wire + n, q->q.qclass);
 	t.additional_offset = 0;
 	apex = MSG_HEADER_LEN + (size_t)off;
 	if (q->q.qtype == MSG_TYPE_A || q->q.qtype == MSG_TYPE_AAAA) {
 		n += rr_header(wire + n, MSG_HEADER_LEN, q->q.qtype, &slot, n);
-		n += put16(wire + n, q->q.qtype == MSG_TYPE_A ? 4 : 16);
+		n += wire_wr16(wire + n, q->q.qtype == MSG_TYPE_A ? 4 : 16);
 		memcpy(wire + n, q->q.qtype == MSG_TYPE_A ? v4 : v6,
 		    q->q.qtype == MSG_TYPE_A ? 4 : 16);
 		n += q->q.qtype == MSG_TYPE_A ? 4 : 16;
@@ -94,15 +83,15 @@ localdata_answer(const struct msg_query *q, const struct msg_reply_opts *opts,
 	} else {
 		/* NODATA: the zone's SOA, mname the apex itself. */
 		n += rr_header(wire + n, apex, MSG_TYPE_SOA, &slot, n);
-		n += put16(wire + n, 2 + sizeof(rname) + 20);
-		n += put16(wire + n, (uint16_t)(0xc000 | apex));
+		n += wire_wr16(wire + n, 2 + sizeof(rname) + 20);
+		n += wire_wr16(wire + n, (uint16_t)(0xc000 | apex));
 		memcpy(wire + n, rname, sizeof(rname));
 		n += sizeof(rname);
-		n += put32(wire + n, 1);		/* serial */
-		n += put32(wire + n, 3600);		/* refresh */
-		n += put32(wire + n, 1200);		/* retry */
-		n += put32(wire + n, 604800);		/* expire */
-		n += put32(wire + n, LOCALDATA_TTL);	/* minimum */
+		n += wire_wr32(wire + n, 1);		/* serial */
+		n += wire_wr32(wire + n, 3600);		/* refresh */
+		n += wire_wr32(wire + n, 1200);		/* retry */
+		n += wire_wr32(wire + n, 604800);		/* expire */
+		n += wire_wr32(wire + n, LOCALDATA_TTL);	/* minimum */
 		t.counts[MSG_SECTION_AUTHORITY] = 1;
 	}
 	t.wire = wire;

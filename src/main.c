@@ -37,6 +37,7 @@ struct daemon {
 	const char		*config_path;	/* NULL: defaults only */
 	struct config		 conf;
 	struct cache		*cache;
+	struct upstream_registry *upstreams;
 	struct zone_table	*zones;
 	struct listen_socket	*socks;
 	size_t			 n_socks;
@@ -206,7 +207,7 @@ reload(struct daemon *d, struct evbuffer *errors)
 	log_info("reloading %s", d->config_path ? d->config_path :
 	    "the built-in defaults");
 	if (load_logged(d->config_path, &conf, errors) == -1 ||
-	    (routing.new = zone_table_new(&conf)) == NULL) {
+	    (routing.new = zone_table_new(d->upstreams, &conf)) == NULL) {
 		config_free(&conf);
 		log_errx("reload failed; still running the previous "
 		    "configuration");
@@ -222,7 +223,7 @@ reload(struct daemon *d, struct evbuffer *errors)
 		    (unsigned long long)flushed);
 	cache_limits_of(&conf, &lim);
 	cache_set_limits(d->cache, &lim);
-	upstream_reconfigure(conf.upstream_timeout_min,
+	upstream_reconfigure(d->upstreams, conf.upstream_timeout_min,
 	    conf.upstream_timeout_max);
 	zone_table_unref(d->zones);
 	d->zones = routing.new;
@@ -431,10 +432,10 @@ start(struct daemon *d)
 	if (open_privileged(d, &u) == -1)
 		return -1;
 	cache_limits_of(&d->conf, &lim);
-	upstream_reconfigure(d->conf.upstream_timeout_min,
-	    d->conf.upstream_timeout_max);
 	if ((d->cache = cache_new(d->conf.cache_size, &lim)) == NULL ||
-	    (d->zones = zone_table_new(&d->conf)) == NULL ||
+	    (d->upstreams = upstream_registry_new(d->conf.upstream_timeout_min,
+	    d->conf.upstream_timeout_max)) == NULL ||
+	    (d->zones = zone_table_new(d->upstreams, &d->conf)) == NULL ||
 	    (d->base = event_base_new()) == NULL) {
 		log_err("start-up");
 		return -1;
@@ -447,6 +448,7 @@ start(struct daemon *d)
 		return -1;
 	report.worker = d->worker;
 	report.cache = d->cache;
+	report.upstreams = d->upstreams;
 	report.start_time = d->start_time;
 	if ((d->control_fd != -1 || d->metrics_fd != -1) &&
 	    (d->control = control_new(d->base, d->control_fd, d->metrics_fd,
@@ -496,6 +498,7 @@ stop(struct daemon *d)
 	if (d->metrics_fd != -1)
 		close(d->metrics_fd);
 	zone_table_unref(d->zones);
+	upstream_registry_free(d->upstreams);
 	cache_free(d->cache);
 	if (d->socks != NULL)
 		listen_close(d->socks, d->n_socks);

@@ -6,38 +6,10 @@
 #include <string.h>
 
 #include "msg.h"
+#include "name.h"
+#include "wire.h"
 
 #define EDE_OPTION_CODE	15	/* RFC 8914 §2 */
-#define EDE_OPTION_LEN	6	/* code, length, info-code; no text */
-
-static uint16_t
-rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t
-rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
-static void
-wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
-
-static void
-wr32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = (v >> 16) & 0xff;
-	p[2] = (v >> 8) & 0xff;
-	p[3] = v & 0xff;
-}
 
 /*
  * Parse the question at off: an uncompressed name (no earlier name exists
@@ -48,81 +20,19 @@ static long
 read_question(const uint8_t *pkt, size_t len, size_t off,
     struct msg_question *q)
 {
-	size_t n = 0;
-	uint8_t c;
+	size_t n;
+	long end;
 
-	for (;;) {
-		if (off >= len)
-			return -1;
-		c = pkt[off];
-		if (c > MSG_LABEL_MAX || n + c + 1 > MSG_NAME_MAX ||
-		    off + c + 1 > len)
-			return -1;
-		memcpy(q->qname + n, pkt + off, c + 1);
-		n += c + 1;
-		off += c + 1;
-		if (c == 0)
-			break;
-	}
-	if (off + 4 > len)
+	/* A name with a pointer is 2 octets in place plus its labels, never
+	 * as long as itself: no name is 2 octets long. */
+	if ((end = name_walk(pkt, len, off, NAME_UNPACK, q->qname, &n)) == -1 ||
+	    (size_t)end - off != n ||
+	    (size_t)end + MSG_QTYPE_QCLASS_LEN > len)
 		return -1;
 	q->qname_len = (uint8_t)n;
-	q->qtype = rd16(pkt + off);
-	q->qclass = rd16(pkt + off + 2);
-	return (long)(off + 4);
-}
-
-long
-msg_name_skip(const uint8_t *pkt, size_t len, size_t off)
-{
-	size_t n = 0;
-	uint8_t c;
-
-	for (;;) {
-		if (off >= len)
-			return -1;
-		c = pkt[off];
-		if ((c & 0xc0) == 0xc0)
-			return off + 2 <= len ? (long)(off + 2) : -1;
-		if (c & 0xc0)
-			return -1;	/* 0x40 and 0x80: obsolete label types */
-		n += c + 1;
-		if (n > MSG_NAME_MAX)
-			return -1;
-		off += c + 1;
-		if (c == 0)
-			return off <= len ? (long)off : -1;
-	}
-}
-
-int
-msg_name_unpack(const uint8_t *pkt, size_t len, size_t off, uint8_t *out)
-{
-	size_t n = 0, lowest = off, target;
-	uint8_t c;
-
-	for (;;) {
-		if (off >= len)
-			return -1;
-		c = pkt[off];
-		if ((c & 0xc0) == 0xc0) {
-			if (off + 1 >= len)
-				return -1;
-			target = (size_t)(c & 0x3f) << 8 | pkt[off + 1];
-			/* Each jump lands strictly lower: no loop possible. */
-			if (target >= lowest)
-				return -1;
-			lowest = off = target;
-			continue;
-		}
-		if (c & 0xc0 || n + c + 1 > MSG_NAME_MAX || off + c + 1 > len)
-			return -1;
-		memcpy(out + n, pkt + off, c + 1);
-		n += c + 1;
-		if (c == 0)
-			return (int)n;
-		off += c + 1;
-	}
+	q->qtype = wire_rd16(pkt + end);
+	q->qclass = wire_rd16(pkt + end + 2);
+	return end + MSG_QTYPE_QCLASS_LEN;
 }
 
 static uint8_t
@@ -210,17 +120,18 @@ read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
 	long p;
 	size_t rd;
 
-	if ((p = msg_name_skip(pkt, len, off)) == -1 || (size_t)p + 10 > len)
+	if ((p = name_walk(pkt, len, off, NAME_SKIP, NULL, NULL)) == -1 ||
+	    (size_t)p + 10 > len)
 		return -1;
 	rr->offset = (uint16_t)off;
-	rr->type = rd16(pkt + p);
-	rr->rclass = rd16(pkt + p + 2);
+	rr->type = wire_rd16(pkt + p);
+	rr->rclass = wire_rd16(pkt + p + 2);
 	rr->ttl_offset = (uint16_t)(p + 4);
-	rr->ttl = rd32(pkt + p + 4);
+	rr->ttl = wire_rd32(pkt + p + 4);
 	/* RFC 2181 §8: a TTL with the top bit set is treated as zero. */
 	if (rr->ttl & 0x80000000U)
 		rr->ttl = 0;
-	rr->rdlength = rd16(pkt + p + 8);
+	rr->rdlength = wire_rd16(pkt + p + 8);
 	rd = (size_t)p + 10;
 	if (rd + rr->rdlength > len)
 		return -1;
@@ -229,17 +140,14 @@ read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
 	return (long)rr->end;
 }
 
-/* The name at off in rdata of rr decompresses and ends at or before end. */
+/* The name at off in rdata of rr decompresses and ends, in place, at or
+ * before the rdata's end, which *next gets. */
 static int
 rdata_name(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
     size_t off, long *next)
 {
-	uint8_t name[MSG_NAME_MAX];
-
-	if (msg_name_unpack(pkt, len, off, name) == -1 ||
-	    (*next = msg_name_skip(pkt, rr->end, off)) == -1)
-		return -1;
-	return 0;
+	*next = name_walk(pkt, len, off, NAME_VALIDATE, NULL, NULL);
+	return *next != -1 && (size_t)*next <= rr->end ? 0 : -1;
 }
 
 /*
@@ -250,10 +158,9 @@ rdata_name(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
 static int
 rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
 {
-	uint8_t owner[MSG_NAME_MAX];
 	long next;
 
-	if (msg_name_unpack(pkt, len, rr->offset, owner) == -1)
+	if (name_walk(pkt, len, rr->offset, NAME_VALIDATE, NULL, NULL) == -1)
 		return 0;
 	if (rr->rclass != MSG_CLASS_IN)
 		return 1;	/* other classes lay rdata out their way */
@@ -312,13 +219,13 @@ msg_parse_query(const uint8_t *pkt, size_t len, struct msg_query *q)
 	q->edns.version = 0;
 	if (len < MSG_HEADER_LEN)
 		return MSG_PARSE_DROP;
-	q->id = rd16(pkt);
-	q->flags = rd16(pkt + 2);
+	q->id = wire_rd16(pkt);
+	q->flags = wire_rd16(pkt + 2);
 	/* Never answer a response: that is how reflection loops start. */
 	if (q->flags & MSG_FLAG_QR)
 		return MSG_PARSE_DROP;
-	qdcount = rd16(pkt + 4);
-	arcount = rd16(pkt + 10);
+	qdcount = wire_rd16(pkt + 4);
+	arcount = wire_rd16(pkt + 10);
 	off = qdcount == 1 ? read_question(pkt, len, MSG_HEADER_LEN, &q->q) :
 	    -1;
 	qparsed = off != -1;
@@ -326,7 +233,7 @@ msg_parse_query(const uint8_t *pkt, size_t len, struct msg_query *q)
 		q->q.qname_len = 0;
 	if (MSG_OPCODE(q->flags) != MSG_OPCODE_QUERY)
 		return MSG_PARSE_NOTIMP;
-	if (!qparsed || rd16(pkt + 6) != 0 || rd16(pkt + 8) != 0)
+	if (!qparsed || wire_rd16(pkt + 6) != 0 || wire_rd16(pkt + 8) != 0)
 		return MSG_PARSE_FORMERR;
 	for (i = 0; i < arcount; i++) {
 		if ((off = read_rr(pkt, len, (size_t)off, &rr)) == -1)
@@ -378,8 +285,7 @@ follow_chain(struct msg_response *r)
 			if (rr->section != MSG_SECTION_ANSWER ||
 			    rr->rclass != r->q.qclass)
 				continue;
-			olen = msg_name_unpack(r->pkt, r->len, rr->offset,
-			    owner);
+			olen = name_unpack(r->pkt, r->len, rr->offset, owner);
 			if (olen == -1 || !msg_name_equal(owner, (size_t)olen,
 			    sname, (size_t)slen))
 				continue;
@@ -388,7 +294,7 @@ follow_chain(struct msg_response *r)
 				return 1;
 			if (rr->type != MSG_TYPE_CNAME)
 				continue;
-			slen = msg_name_unpack(r->pkt, r->len,
+			slen = name_unpack(r->pkt, r->len,
 			    rr->rdata_offset, sname);
 			if (slen == -1)
 				return 0;
@@ -448,19 +354,19 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 		return -1;
 	r->pkt = pkt;
 	r->len = len;
-	r->id = rd16(pkt);
-	r->flags = rd16(pkt + 2);
-	if (!(r->flags & MSG_FLAG_QR) || rd16(pkt + 4) != 1)
+	r->id = wire_rd16(pkt);
+	r->flags = wire_rd16(pkt + 2);
+	if (!(r->flags & MSG_FLAG_QR) || wire_rd16(pkt + 4) != 1)
 		return -1;
 	if ((off = read_question(pkt, len, MSG_HEADER_LEN, &r->q)) == -1)
 		return -1;
 	r->question_end = (size_t)off;
-	r->counts[1] = rd16(pkt + 6);
-	r->counts[2] = rd16(pkt + 8);
-	r->counts[3] = rd16(pkt + 10);
+	r->counts[1] = wire_rd16(pkt + 6);
+	r->counts[2] = wire_rd16(pkt + 8);
+	r->counts[3] = wire_rd16(pkt + 10);
 	total = r->counts[1] + r->counts[2] + r->counts[3];
-	/* The smallest RR is 11 octets; more cannot fit, so do not alloc. */
-	if (total > (len - r->question_end) / 11)
+	/* More RRs than could fit: refuse before allocating for them. */
+	if (total > (len - r->question_end) / MSG_RR_MIN_LEN)
 		return -1;
 	if (total > 0 && (r->rrs = calloc(total, sizeof(*r->rrs))) == NULL)
 		return -1;
@@ -510,17 +416,18 @@ msg_soa_minimum(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
 	if (end > len)
 		return -1;
 	/* Names in rdata may point outside it; skipping never follows. */
-	if ((off = msg_name_skip(pkt, end, rr->rdata_offset)) == -1 ||
-	    (off = msg_name_skip(pkt, end, (size_t)off)) == -1 ||
-	    (size_t)off + 20 != end)
+	off = name_walk(pkt, end, rr->rdata_offset, NAME_SKIP, NULL, NULL);
+	if (off != -1)
+		off = name_walk(pkt, end, (size_t)off, NAME_SKIP, NULL, NULL);
+	if (off == -1 || (size_t)off + 20 != end)
 		return -1;
-	return (long)rd32(pkt + off + 16);
+	return (long)wire_rd32(pkt + off + 16);
 }
 
 static size_t
 opt_len(const struct msg_reply_opts *opts)
 {
-	return MSG_OPT_LEN + (opts->ede >= 0 ? EDE_OPTION_LEN : 0);
+	return MSG_OPT_LEN + (opts->ede >= 0 ? MSG_EDE_OPTION_LEN : 0);
 }
 
 /* Append our OPT RR at out: payload size, extended rcode, DO, EDE. */
@@ -528,19 +435,20 @@ static size_t
 write_opt(uint8_t *out, const struct msg_query *q, unsigned rcode,
     const struct msg_reply_opts *opts)
 {
-	uint16_t rdlen = opts->ede >= 0 ? EDE_OPTION_LEN : 0;
+	uint16_t rdlen = opts->ede >= 0 ? MSG_EDE_OPTION_LEN : 0;
 
 	out[0] = 0;
-	wr16(out + 1, MSG_TYPE_OPT);
-	wr16(out + 3, opts->edns_size);
-	/* RFC 3225 §3: the DO bit of the query is copied to the response. */
-	wr32(out + 5, (uint32_t)(rcode >> 4) << 24 |
+	wire_wr16(out + 1, MSG_TYPE_OPT);
+	wire_wr16(out + 3, opts->edns_size);
+	/* The client's DO: copied to its answer (RFC 3225 §3) and to our
+	 * query upstream (RFC 4035 §3.2.1). */
+	wire_wr32(out + 5, (uint32_t)(rcode >> 4) << 24 |
 	    (q->edns.do_bit ? MSG_EDNS_DO : 0));
-	wr16(out + 9, rdlen);
+	wire_wr16(out + 9, rdlen);
 	if (rdlen > 0) {
-		wr16(out + 11, EDE_OPTION_CODE);
-		wr16(out + 13, 2);
-		wr16(out + 15, (uint16_t)opts->ede);
+		wire_wr16(out + 11, EDE_OPTION_CODE);
+		wire_wr16(out + 13, 2);
+		wire_wr16(out + 15, (uint16_t)opts->ede);
 	}
 	return MSG_OPT_LEN + rdlen;
 }
@@ -553,13 +461,24 @@ reply_flags(const struct msg_query *q, unsigned rcode)
 	    (q->flags & (MSG_FLAG_RD | MSG_FLAG_CD)) | (rcode & 0xf);
 }
 
+/* The question at out: qname (q->qname_len octets), q's qtype and qclass. */
+static size_t
+write_question(uint8_t *out, const uint8_t *qname,
+    const struct msg_question *q)
+{
+	memcpy(out, qname, q->qname_len);
+	wire_wr16(out + q->qname_len, q->qtype);
+	wire_wr16(out + q->qname_len + 2, q->qclass);
+	return q->qname_len + MSG_QTYPE_QCLASS_LEN;
+}
+
 static void
 write_counts(uint8_t *out, uint16_t qd, const uint16_t *counts)
 {
-	wr16(out + 4, qd);
-	wr16(out + 6, counts[1]);
-	wr16(out + 8, counts[2]);
-	wr16(out + 10, counts[3]);
+	wire_wr16(out + 4, qd);
+	wire_wr16(out + 6, counts[1]);
+	wire_wr16(out + 8, counts[2]);
+	wire_wr16(out + 10, counts[3]);
 }
 
 static void
@@ -576,7 +495,7 @@ age_ttls(uint8_t *out, size_t len, const struct msg_template *t,
 			ttl = t->ttls[i].ttl - rule->elapsed;
 		else
 			ttl = 0;
-		wr32(out + t->ttls[i].offset, ttl);
+		wire_wr32(out + t->ttls[i].offset, ttl);
 	}
 }
 
@@ -586,9 +505,12 @@ msg_write_answer(const struct msg_template *t, const struct msg_query *q,
     uint8_t *out, size_t cap)
 {
 	size_t len = t->len, olen = q->edns.present ? opt_len(opts) : 0;
-	size_t question_end = MSG_HEADER_LEN + q->q.qname_len + 4;
+	size_t question_end = MSG_HEADER_LEN + q->q.qname_len +
+	    MSG_QTYPE_QCLASS_LEN;
 	uint16_t counts[4], flags;
 
+	if (cap < MSG_ERROR_MAX_LEN)
+		return 0;
 	memcpy(counts, t->counts, sizeof(counts));
 	flags = reply_flags(q, t->rcode);
 	if (t->ad && (q->edns.do_bit || (q->flags & MSG_FLAG_AD)))
@@ -607,8 +529,8 @@ msg_write_answer(const struct msg_template *t, const struct msg_query *q,
 		flags |= MSG_FLAG_TC;
 	}
 	memcpy(out, t->wire, len);
-	wr16(out, q->id);
-	wr16(out + 2, flags);
+	wire_wr16(out, q->id);
+	wire_wr16(out + 2, flags);
 	memcpy(out + MSG_HEADER_LEN, q->q.qname, q->q.qname_len);
 	age_ttls(out, len, t, rule);
 	if (olen > 0) {
@@ -627,17 +549,12 @@ msg_write_error(const struct msg_query *q, unsigned rcode,
 	size_t len = MSG_HEADER_LEN;
 	uint16_t qd = 0;
 
-	if (cap < MSG_HEADER_LEN + MSG_NAME_MAX + 4 + MSG_OPT_LEN +
-	    EDE_OPTION_LEN)
+	if (cap < MSG_ERROR_MAX_LEN)
 		return 0;
-	wr16(out, q->id);
-	wr16(out + 2, reply_flags(q, rcode));
+	wire_wr16(out, q->id);
+	wire_wr16(out + 2, reply_flags(q, rcode));
 	if (q->q.qname_len > 0) {
-		memcpy(out + len, q->q.qname, q->q.qname_len);
-		len += q->q.qname_len;
-		wr16(out + len, q->q.qtype);
-		wr16(out + len + 2, q->q.qclass);
-		len += 4;
+		len += write_question(out + len, q->q.qname, &q->q);
 		qd = 1;
 	}
 	if (q->edns.present || rcode > 0xf) {
@@ -652,24 +569,17 @@ size_t
 msg_write_query(const struct msg_query *q, uint16_t id,
     const uint8_t *qname, uint16_t edns_size, uint8_t *out, size_t cap)
 {
-	size_t len = MSG_HEADER_LEN;
+	struct msg_reply_opts opts = { 0, edns_size, -1 };
 	uint16_t counts[4] = { 0, 0, 0, 1 };
+	size_t len = MSG_HEADER_LEN;
 
-	if (cap < MSG_HEADER_LEN + MSG_NAME_MAX + 4 + MSG_OPT_LEN)
+	if (cap < MSG_QUERY_MAX_LEN)
 		return 0;
-	wr16(out, id);
+	wire_wr16(out, id);
 	/* RFC 6840 §5.7: AD=1 asks the upstream to report validation. */
-	wr16(out + 2, MSG_FLAG_RD | MSG_FLAG_AD | (q->flags & MSG_FLAG_CD));
+	wire_wr16(out + 2, MSG_FLAG_RD | MSG_FLAG_AD |
+	    (q->flags & MSG_FLAG_CD));
 	write_counts(out, 1, counts);
-	memcpy(out + len, qname, q->q.qname_len);
-	len += q->q.qname_len;
-	wr16(out + len, q->q.qtype);
-	wr16(out + len + 2, q->q.qclass);
-	len += 4;
-	out[len] = 0;
-	wr16(out + len + 1, MSG_TYPE_OPT);
-	wr16(out + len + 3, edns_size);
-	wr32(out + len + 5, q->edns.do_bit ? MSG_EDNS_DO : 0);
-	wr16(out + len + 9, 0);
-	return len + MSG_OPT_LEN;
+	len += write_question(out + len, qname, &q->q);
+	return len + write_opt(out + len, q, MSG_RCODE_NOERROR, &opts);
 }

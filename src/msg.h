@@ -11,12 +11,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "name.h"
+
 #define MSG_HEADER_LEN	12
-#define MSG_NAME_MAX	255	/* wire octets, RFC 1035 §3.1 */
-#define MSG_LABEL_MAX	63
+#define MSG_NAME_MAX	NAME_WIRE_MAX	/* 255 octets, RFC 1035 §3.1 */
 #define MSG_UDP_MIN	512	/* RFC 1035 §4.2.1 */
 #define MSG_MAX_LEN	65535	/* TCP length prefix limit, RFC 1035 §4.2.2 */
-#define MSG_OPT_LEN	11	/* OPT RR without options */
+#define MSG_QTYPE_QCLASS_LEN	4	/* after a question's name */
+#define MSG_RR_MIN_LEN	11	/* root owner, type, class, TTL, rdlength */
+#define MSG_OPT_LEN	11	/* OPT RR without options, RFC 6891 §6.1.2 */
+#define MSG_EDE_OPTION_LEN	6	/* EDE without text, RFC 8914 §2 */
+/* The longest query msg_write_query writes: header, question, OPT. */
+#define MSG_QUERY_MAX_LEN	(MSG_HEADER_LEN + MSG_NAME_MAX + \
+				    MSG_QTYPE_QCLASS_LEN + MSG_OPT_LEN)
+/* The longest reply without records: what msg_write_error writes at most,
+ * and msg_write_answer when it truncates. */
+#define MSG_ERROR_MAX_LEN	(MSG_QUERY_MAX_LEN + MSG_EDE_OPTION_LEN)
 
 /* Bits of the 16-bit flags word (second header field). */
 #define MSG_FLAG_QR	0x8000
@@ -99,50 +109,38 @@ enum msg_parse_result {
 };
 
 /*
- * msg_parse_query: parse a client query of len octets at pkt into *q.
- * Accepts exactly one question without compression, no answer or
- * authority records, and at most one OPT (root owner) among the
- * additional records. Returns MSG_PARSE_OK, or the reason it is not; for
- * every result but DROP, q->id and q->flags are set, and q->q is set when
- * the question itself parsed (q->q.qname_len > 0).
+ * msg_parse_query: parse a client query of len octets at pkt (borrowed)
+ * into *q (RFC 1035 §4.1). Accepts exactly one question without
+ * compression, no answer or authority records, and at most one OPT (root
+ * owner, RFC 6891 §6.1.1) among the additional records. Returns
+ * MSG_PARSE_OK, or the reason it is not; for every result but DROP, q->id
+ * and q->flags are set, and q->q is set when the question itself parsed
+ * (q->q.qname_len > 0).
  */
 enum msg_parse_result msg_parse_query(const uint8_t *pkt, size_t len,
 	    struct msg_query *q);
 
-/*
- * msg_name_skip: the offset just past the (possibly compressed) name at
- * off in pkt[0..len), or -1 if it runs past the end or has a bad label
- * type. Does not follow pointers, so it cannot loop.
- */
-long	msg_name_skip(const uint8_t *pkt, size_t len, size_t off);
-
-/*
- * msg_name_unpack: decompress the name at off into out (MSG_NAME_MAX
- * octets), following only pointers that point strictly backwards (RFC 1035
- * §4.1.4 "prior occurrence"), so a loop is impossible. Returns the
- * uncompressed length, or -1 if the name is malformed or too long.
- */
-int	msg_name_unpack(const uint8_t *pkt, size_t len, size_t off,
-	    uint8_t *out);
-
-/* msg_name_equal: 1 if two uncompressed wire names are equal ignoring
- * ASCII case (RFC 4343), else 0. */
+/* msg_name_equal: 1 if uncompressed wire names a (alen octets) and b (blen
+ * octets) are equal ignoring ASCII case (RFC 4343), else 0. */
 int	msg_name_equal(const uint8_t *a, size_t alen, const uint8_t *b,
 	    size_t blen);
 
-/* msg_name_fold: lower-case the ASCII letters of a wire name in place. */
+/* msg_name_fold: lower-case the ASCII letters of wire name name (len
+ * octets) in place (RFC 4343). */
 void	msg_name_fold(uint8_t *name, size_t len);
 
 /*
- * msg_name_randomize_case: flip the case of each ASCII letter of a wire
- * name with probability 1/2 (draft-vixie-dnsext-dns0x20), in place.
+ * msg_name_randomize_case: flip the case of each ASCII letter of wire name
+ * name (len octets) with probability 1/2 (draft-vixie-dnsext-dns0x20), in
+ * place, with arc4random.
  */
 void	msg_name_randomize_case(uint8_t *name, size_t len);
 
 /*
- * msg_name_to_str: a wire name in presentation format ("www.example."),
- * with non-printable octets as \DDD, written to buf (size len >= 1; 1024
- * always suffices). Returns buf.
+ * msg_name_to_str: uncompressed wire name name (namelen octets) in
+ * presentation format ("www.example.", RFC 1035 §5.1), with "." and "\"
+ * escaped and non-printable octets as \DDD, written to buf (size len >= 1;
+ * 1024 always suffices, or the text is cut short at a label). Returns buf.
  */
 char	*msg_name_to_str(const uint8_t *name, size_t namelen, char *buf,
 	    size_t len);
@@ -192,20 +190,26 @@ struct msg_response {
 
 /*
  * msg_response_parse: parse every section of the response at pkt (len
- * octets, borrowed; must outlive *r) and classify it against its own
- * question. Requires QR=1, QDCOUNT=1, at most one OPT, well-formed names
- * and records within len. Returns 0 and fills *r (free it with
- * msg_response_free), or -1 if malformed (*r needs no free).
+ * octets, borrowed; must outlive *r; RFC 1035 §4.1) and classify it
+ * against its own question (RFC 2308 §2, CNAME chains RFC 1034 §3.6.2).
+ * Requires QR=1, QDCOUNT=1, at most one OPT (in the additional section,
+ * RFC 6891 §6.1.1), names without loops or forward pointers and records
+ * within len, with the layout of their type where it is known (RFC 1035
+ * §3.3). TTLs with the top bit set read as 0 (RFC 2181 §8). Returns 0 and
+ * fills *r (free it with msg_response_free), or -1 if malformed or out of
+ * memory (*r then needs no free, though freeing it is harmless).
  */
 int	msg_response_parse(const uint8_t *pkt, size_t len,
 	    struct msg_response *r);
 
-/* msg_response_free: release what msg_response_parse allocated. */
+/* msg_response_free: release what msg_response_parse allocated in r;
+ * calling it again is harmless. */
 void	msg_response_free(struct msg_response *r);
 
 /*
- * msg_soa_minimum: the MINIMUM field (seconds) of the SOA record rr in
- * pkt, RFC 1035 §3.3.13, or -1 if its rdata is malformed.
+ * msg_soa_minimum: the MINIMUM field (seconds) of the SOA record rr in the
+ * message pkt (len octets), RFC 1035 §3.3.13, or -1 if its rdata is
+ * malformed.
  */
 long	msg_soa_minimum(const uint8_t *pkt, size_t len,
 	    const struct msg_rr *rr);
@@ -248,34 +252,42 @@ struct msg_reply_opts {
 
 /*
  * msg_write_answer: build the answer to client query q from template t
- * into out (capacity cap >= MSG_MAX_LEN... or at least opts->limit): the
- * client's ID and qname case, QR RA and the client's RD CD, AD only when
- * the upstream set it and the client sent DO or AD (RFC 6840 §5.8), each
- * TTL aged by rule (never below 0), and an OPT when the client sent one.
- * If the answer exceeds opts->limit, the additional section is dropped
- * (RFC 2181 §9: no TC for that); if it still does not fit, only header,
- * question and OPT are sent with TC=1 (RFC 1035 §4.2.1, RFC 7766 §5).
- * Returns the answer's length.
+ * (borrowed) into out, which has room for cap octets: the client's ID and
+ * qname case, QR RA and the client's RD CD, AD only when the upstream set
+ * it and the client sent DO or AD (RFC 6840 §5.8), each TTL aged by rule
+ * (never below 0), and an OPT when the client sent one (RFC 6891 §7),
+ * with an EDE option if opts->ede >= 0 (RFC 8914). If the answer exceeds
+ * opts->limit (at least MSG_UDP_MIN) or cap, the additional section is
+ * dropped (RFC 2181 §9: no TC for that); over TCP (limit MSG_MAX_LEN) the
+ * OPT goes next; if it still does not fit, only header, question and OPT
+ * are sent, with TC=1 (RFC 1035 §4.2.1, RFC 7766 §5). cap must be at least
+ * MSG_ERROR_MAX_LEN, room for that last form. Returns the answer's length,
+ * at most cap and opts->limit (so MSG_MAX_LEN octets hold any answer), or
+ * 0 if cap is below MSG_ERROR_MAX_LEN.
  */
 size_t	msg_write_answer(const struct msg_template *t,
 	    const struct msg_query *q, const struct msg_ttl_rule *rule,
 	    const struct msg_reply_opts *opts, uint8_t *out, size_t cap);
 
 /*
- * msg_write_error: an answer to q with rcode (may be extended, e.g.
- * BADVERS) and no records: client's ID, RD, CD, RA set, the question if it
- * parsed, an OPT if the client sent one (always for BADVERS). Returns the
- * length written to out (cap >= 512 always suffices... MSG_HEADER_LEN +
- * MSG_NAME_MAX + 4 + MSG_OPT_LEN + 8).
+ * msg_write_error: the answer to q with rcode (12 bits: above 15 it is
+ * extended, e.g. BADVERS, RFC 6891 §6.1.3) and no records into out (room
+ * for cap octets): the client's ID, QR RA and the client's RD CD, the
+ * question if it parsed (q->q.qname_len > 0), and an OPT if the client
+ * sent one or the rcode is extended, with an EDE option if opts->ede >= 0.
+ * Returns the length written, at most MSG_ERROR_MAX_LEN, or 0 if cap is
+ * below MSG_ERROR_MAX_LEN.
  */
 size_t	msg_write_error(const struct msg_query *q, unsigned rcode,
 	    const struct msg_reply_opts *opts, uint8_t *out, size_t cap);
 
 /*
- * msg_write_query: an upstream query for q->q with the given ID and the
- * qname given in qname (e.g. with 0x20 case applied), RD=1, CD copied
- * from q, and an OPT with our payload size edns_size and q's DO bit
- * (RFC 4035 §3.2). Returns the length written to out (cap >= 512).
+ * msg_write_query: an upstream query for q->q into out (room for cap
+ * octets): ID id (host order), the qname written as in qname (q->q's
+ * length; e.g. with 0x20 case applied), RD=1, AD=1 (RFC 6840 §5.7), CD
+ * copied from q, and an OPT with our payload size edns_size (octets) and
+ * q's DO bit (RFC 4035 §3.2.1). Returns the length written, at most
+ * MSG_QUERY_MAX_LEN, or 0 if cap is below MSG_QUERY_MAX_LEN.
  */
 size_t	msg_write_query(const struct msg_query *q, uint16_t id,
 	    const uint8_t *qname, uint16_t edns_size, uint8_t *out,

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "name.h"
 #include "prefetch.h"
 #include "upstream.h"
 
@@ -74,8 +75,7 @@ prefetch_srv_questions(const struct msg_response *r,
 		if (rr->section != MSG_SECTION_ANSWER ||
 		    rr->type != MSG_TYPE_SRV || rr->rdlength < 7)
 			continue;
-		len = msg_name_unpack(r->pkt, r->len, rr->rdata_offset + 6,
-		    target);
+		len = name_unpack(r->pkt, r->len, rr->rdata_offset + 6, target);
 		/* "." means no service is available: nothing to fetch. */
 		if (len <= 1)
 			continue;

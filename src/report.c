@@ -219,14 +219,14 @@ report_upstream_stats(const struct report *r, const struct metrics_writer *w)
 }
 
 static void
-report_upstream_state(const struct metrics_writer *w)
+report_upstream_state(const struct report *r, const struct metrics_writer *w)
 {
 	const struct upstream *u;
 	const char *labels[2];
 
 	w->family(w->ctx, "dnsdamper_upstream_up", "gauge",
 	    "1 if an upstream is up, 0 if marked down or a loop.");
-	for (u = upstream_first(); u != NULL; u = u->next) {
+	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
 		labels[0] = "upstream";
 		labels[1] = u->name;
 		w->sample(w->ctx, "dnsdamper_upstream_up", labels, 1,
@@ -235,7 +235,7 @@ report_upstream_state(const struct metrics_writer *w)
 	w->end_family(w->ctx);
 	w->family(w->ctx, "dnsdamper_upstream_rtt_seconds", "gauge",
 	    "Smoothed round-trip time of an upstream (RFC 6298).");
-	for (u = upstream_first(); u != NULL; u = u->next) {
+	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
 		labels[0] = "upstream";
 		labels[1] = u->name;
 		if (u->rtt.measured)
@@ -263,7 +263,7 @@ report_metrics(const struct report *r, uint64_t stale_entries,
 	report_cache(r, stale_entries, m, w);
 	report_fetches(r, m, w);
 	report_upstream_stats(r, w);
-	report_upstream_state(w);
+	report_upstream_state(r, w);
 }
 
 static const char *
@@ -275,7 +275,7 @@ upstream_state(const struct upstream *u)
 static void
 json_upstream(struct evbuffer *out, const struct upstream *u)
 {
-	size_t i;
+	const struct upstream_stats *st;
 
 	evbuffer_add_printf(out, "{\"address\": ");
 	metrics_json_string(out, u->name);
@@ -285,17 +285,18 @@ json_upstream(struct evbuffer *out, const struct upstream *u)
 	    u->rtt.measured ? (long)u->rtt.srtt : -1L,
 	    u->rtt.measured ? (long)u->rtt.rttvar : -1L, u->rtt.rto, u->fails);
 	evbuffer_add_printf(out, ", \"zones\": [");
-	for (i = 0; i < u->n_stats; i++) {
-		evbuffer_add_printf(out, "%s{\"zone\": ", i > 0 ? ", " : "");
-		metrics_json_string(out, u->stats[i].zone);
+	for (st = u->stats; st != NULL; st = st->next) {
+		evbuffer_add_printf(out, "%s{\"zone\": ",
+		    st != u->stats ? ", " : "");
+		metrics_json_string(out, st->zone);
 		evbuffer_add_printf(out, ", \"queries\": "
 		    "%llu, \"answers\": %llu, \"timeouts\": %llu, "
 		    "\"failures\": %llu, \"tc_retries\": %llu}",
-		    (unsigned long long)u->stats[i].queries,
-		    (unsigned long long)u->stats[i].answers,
-		    (unsigned long long)u->stats[i].timeouts,
-		    (unsigned long long)u->stats[i].failures,
-		    (unsigned long long)u->stats[i].tc_retries);
+		    (unsigned long long)st->queries,
+		    (unsigned long long)st->answers,
+		    (unsigned long long)st->timeouts,
+		    (unsigned long long)st->failures,
+		    (unsigned long long)st->tc_retries);
 	}
 	evbuffer_add_printf(out, "]}");
 }
@@ -312,26 +313,26 @@ text_upstream_header(struct evbuffer *out)
 static void
 text_upstream(struct evbuffer *out, const struct upstream *u)
 {
+	const struct upstream_stats *st = u->stats;
 	char srtt[16];
-	size_t i;
 
 	if (u->rtt.measured)
 		snprintf(srtt, sizeof(srtt), "%ums", u->rtt.srtt);
 	else
 		snprintf(srtt, sizeof(srtt), "-");
-	for (i = 0; i < u->n_stats || i == 0; i++) {
+	do {
 		evbuffer_add_printf(out, "%-28s %-5s %8s %6ums %6u  ", u->name,
 		    upstream_state(u), srtt, u->rtt.rto, u->fails);
-		if (u->n_stats == 0) {
+		if (st == NULL) {
 			evbuffer_add_printf(out, "%-20s\n", "-");
 			break;
 		}
 		evbuffer_add_printf(out, "%-20s %9llu %9llu %9llu %9llu\n",
-		    u->stats[i].zone, (unsigned long long)u->stats[i].queries,
-		    (unsigned long long)u->stats[i].answers,
-		    (unsigned long long)u->stats[i].timeouts,
-		    (unsigned long long)u->stats[i].failures);
-	}
+		    st->zone, (unsigned long long)st->queries,
+		    (unsigned long long)st->answers,
+		    (unsigned long long)st->timeouts,
+		    (unsigned long long)st->failures);
+	} while ((st = st->next) != NULL);
 }
 
 void
@@ -341,15 +342,14 @@ report_upstreams(const struct report *r, enum report_format f,
 	const struct upstream *u;
 	int first = 1;
 
-	(void)r;
 	if (f == REPORT_TEXT) {
 		text_upstream_header(out);
-		for (u = upstream_first(); u != NULL; u = u->next)
+		for (u = upstream_first(r->upstreams); u != NULL; u = u->next)
 			text_upstream(out, u);
 		return;
 	}
 	evbuffer_add_printf(out, "[");
-	for (u = upstream_first(); u != NULL; u = u->next) {
+	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
 		evbuffer_add_printf(out, "%s\n  ", first ? "" : ",");
 		json_upstream(out, u);
 		first = 0;

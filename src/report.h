@@ -23,6 +23,7 @@ enum report_format {
 struct report {
 	struct worker	*worker;
 	struct cache	*cache;
+	struct upstream_registry *upstreams;	/* what /upstreams lists */
 	int64_t		 start_time;	/* Unix seconds */
 };
 

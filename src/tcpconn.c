@@ -14,6 +14,7 @@
 #include <event2/listener.h>
 
 #include "clock.h"
+#include "frame.h"
 #include "log.h"
 #include "msg.h"
 #include "query.h"
@@ -124,7 +125,6 @@ conn_release(const struct client *cl)
 static void
 conn_send(struct tcpconn *c, const uint8_t *buf, size_t len)
 {
-	uint8_t prefix[2] = { len >> 8, len & 0xff };
 	struct evbuffer *out;
 
 	if (c->srv == NULL)
@@ -135,8 +135,7 @@ conn_send(struct tcpconn *c, const uint8_t *buf, size_t len)
 		conn_close(c);
 		return;
 	}
-	evbuffer_add(out, prefix, 2);
-	evbuffer_add(out, buf, len);
+	(void)frame_add(out, buf, len);
 }
 
 static void
@@ -202,20 +201,16 @@ read_cb(struct bufferevent *bev, void *arg)
 	struct tcpconn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
 	uint64_t now = clock_now_ms();
-	uint8_t prefix[2];
+	const uint8_t *msg;
 	size_t len;
 
 	c->refs++;	/* answering may close it; it must outlive us */
 	while (c->srv != NULL && !c->closing &&
 	    c->pending < TCP_PIPELINE_MAX &&
-	    evbuffer_copyout(in, prefix, 2) == 2) {
-		len = (size_t)prefix[0] << 8 | prefix[1];
-		if (evbuffer_get_length(in) < 2 + len)
+	    (msg = frame_peek(in, &len)) != NULL) {
+		if (handle(c, msg, len, now) == -1)
 			break;
-		if (handle(c, evbuffer_pullup(in, (ssize_t)(2 + len)) + 2, len,
-		    now) == -1)
-			break;
-		evbuffer_drain(in, 2 + len);
+		frame_drain(in, len);
 		c->partial_since = 0;
 	}
 	if (c->srv != NULL && !c->closing) {

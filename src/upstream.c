@@ -11,58 +11,84 @@
 /* Probability 1/EXPLORE that `fastest` tries another upstream first. */
 #define FASTEST_EXPLORE	16
 
-static struct upstream *registry;
-static unsigned n_down;
-static uint32_t timeout_min = 50, timeout_max = 2000;
+struct upstream_registry {
+	struct upstream	*list;		/* chained by next */
+	unsigned	 n_down;	/* of them marked down */
+	uint32_t	 timeout_min;	/* ms, bounds of every RTO */
+	uint32_t	 timeout_max;
+};
+
+struct upstream_registry *
+upstream_registry_new(uint32_t min_ms, uint32_t max_ms)
+{
+	struct upstream_registry *reg;
+
+	if ((reg = calloc(1, sizeof(*reg))) == NULL)
+		return NULL;
+	reg->timeout_min = min_ms;
+	reg->timeout_max = max_ms;
+	return reg;
+}
+
+void
+upstream_registry_free(struct upstream_registry *reg)
+{
+	free(reg);
+}
 
 struct upstream *
-upstream_get(const struct addr *a)
+upstream_get(struct upstream_registry *reg, const struct addr *a)
 {
 	struct upstream *u;
 
-	for (u = registry; u != NULL; u = u->next)
+	for (u = reg->list; u != NULL; u = u->next)
 		if (addr_equal(&u->addr, a)) {
 			u->refs++;
 			return u;
 		}
 	if ((u = calloc(1, sizeof(*u))) == NULL)
 		return NULL;
+	u->reg = reg;
 	u->addr = *a;
 	addr_format(a, u->name, sizeof(u->name));
 	u->refs = 1;
-	rtt_init(&u->rtt, timeout_min, timeout_max);
-	u->next = registry;
-	registry = u;
+	rtt_init(&u->rtt, reg->timeout_min, reg->timeout_max);
+	u->next = reg->list;
+	reg->list = u;
 	return u;
 }
 
 void
 upstream_unref(struct upstream *u)
 {
+	struct upstream_stats *st;
 	struct upstream **pp;
 
 	if (u == NULL || --u->refs > 0)
 		return;
-	for (pp = &registry; *pp != NULL; pp = &(*pp)->next)
+	for (pp = &u->reg->list; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == u) {
 			*pp = u->next;
 			break;
 		}
-	n_down -= u->down;
-	while (u->n_stats > 0)
-		free(u->stats[--u->n_stats].zone);
-	free(u->stats);
+	u->reg->n_down -= u->down;
+	while ((st = u->stats) != NULL) {
+		u->stats = st->next;
+		free(st->zone);
+		free(st);
+	}
 	free(u);
 }
 
 void
-upstream_reconfigure(uint32_t min_ms, uint32_t max_ms)
+upstream_reconfigure(struct upstream_registry *reg, uint32_t min_ms,
+    uint32_t max_ms)
 {
 	struct upstream *u;
 
-	timeout_min = min_ms;
-	timeout_max = max_ms;
-	for (u = registry; u != NULL; u = u->next) {
+	reg->timeout_min = min_ms;
+	reg->timeout_max = max_ms;
+	for (u = reg->list; u != NULL; u = u->next) {
 		rtt_clamp(&u->rtt, min_ms, max_ms);
 		u->loop = u->loop_checked = 0;
 	}
@@ -71,25 +97,25 @@ upstream_reconfigure(uint32_t min_ms, uint32_t max_ms)
 struct upstream_stats *
 upstream_stats_for(struct upstream *u, const char *zone)
 {
-	struct upstream_stats *n;
-	size_t i;
+	struct upstream_stats **pp, *st;
 
-	for (i = 0; i < u->n_stats; i++)
-		if (strcmp(u->stats[i].zone, zone) == 0)
-			return &u->stats[i];
-	if ((n = reallocarray(u->stats, u->n_stats + 1, sizeof(*n))) == NULL)
+	for (pp = &u->stats; *pp != NULL; pp = &(*pp)->next)
+		if (strcmp((*pp)->zone, zone) == 0)
+			return *pp;
+	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return NULL;
-	u->stats = n;
-	memset(&n[u->n_stats], 0, sizeof(*n));
-	if ((n[u->n_stats].zone = strdup(zone)) == NULL)
+	if ((st->zone = strdup(zone)) == NULL) {
+		free(st);
 		return NULL;
-	return &n[u->n_stats++];
+	}
+	*pp = st;
+	return st;
 }
 
 struct upstream *
-upstream_first(void)
+upstream_first(const struct upstream_registry *reg)
 {
-	return registry;
+	return reg->list;
 }
 
 uint32_t
@@ -101,13 +127,13 @@ upstream_rto(const struct upstream *u)
 void
 upstream_answered(struct upstream *u, uint32_t rtt_ms, uint64_t now)
 {
-	rtt_sample(&u->rtt, rtt_ms, timeout_min, timeout_max);
+	rtt_sample(&u->rtt, rtt_ms, u->reg->timeout_min, u->reg->timeout_max);
 	u->fails = 0;
 	u->last_answer = now;
 	if (u->down) {
 		u->down = 0;
 		u->up_since = now;
-		n_down--;
+		u->reg->n_down--;
 		log_info("upstream %s is up again", u->name);
 	}
 }
@@ -119,7 +145,7 @@ count_failure(struct upstream *u, uint64_t now)
 	if (++u->fails < UPSTREAM_DOWN_AFTER || u->down)
 		return;
 	u->down = 1;
-	n_down++;
+	u->reg->n_down++;
 	u->probe_backoff = UPSTREAM_PROBE_FIRST;
 	u->next_probe = now + u->probe_backoff;
 	log_warnx("upstream %s is down after %u failures in a row; probing "
@@ -139,7 +165,8 @@ void
 upstream_timed_out(struct upstream *u, const struct msg_question *q,
     uint32_t used_ms, uint64_t sent, uint64_t now)
 {
-	rtt_timeout(&u->rtt, used_ms, timeout_min, timeout_max);
+	rtt_timeout(&u->rtt, used_ms, u->reg->timeout_min,
+	    u->reg->timeout_max);
 	if (q != NULL)
 		u->failed_q = *q;
 	if (u->last_answer < sent)
@@ -169,9 +196,9 @@ upstream_probe_due(struct upstream *u, uint64_t now)
 }
 
 int
-upstream_any_down(void)
+upstream_any_down(const struct upstream_registry *reg)
 {
-	return n_down > 0;
+	return reg->n_down > 0;
 }
 
 void

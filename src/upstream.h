@@ -1,11 +1,11 @@
 /*
- * upstream.h: upstream servers and their measured state: RTT (RFC 6298),
- * consecutive failures, up or down, re-probe back-off, loops; and the order
- * in which a forward zone's pool is tried under its policy. One object per
- * address, shared by every zone that names it and kept across reloads, so
- * what was learnt about a server survives a config change. Configured
- * state is intent; answers are the fact: only an answer marks one up.
- * Times are monotonic ms.
+ * upstream.h: the registry of upstream servers and their measured state:
+ * RTT (RFC 6298), consecutive failures, up or down, re-probe back-off,
+ * loops; and the order in which a forward zone's pool is tried under its
+ * policy. One object per address, shared by every zone that names it and
+ * kept across reloads, so what was learnt about a server survives a config
+ * change. Configured state is intent; answers are the fact: only an answer
+ * marks one up. Times are monotonic ms.
  */
 #ifndef DNSDAMPER_UPSTREAM_H
 #define DNSDAMPER_UPSTREAM_H
@@ -30,8 +30,13 @@
 #define UPSTREAM_PROBE_FIRST	1000
 #define UPSTREAM_PROBE_MAX	8000
 
-/* What one upstream did for one forward zone (metrics labels). */
+/*
+ * What one upstream did for one forward zone (metrics labels). Each is
+ * allocated on its own and never moves: attempts in flight count into it
+ * by address.
+ */
 struct upstream_stats {
+	struct upstream_stats	*next;		/* the upstream's next zone */
 	char			*zone;		/* owned, "corp.example." */
 	uint64_t		 queries;	/* sent, UDP and TCP */
 	uint64_t		 answers;	/* usable answers */
@@ -41,7 +46,16 @@ struct upstream_stats {
 	struct metrics_histogram latency;	/* of usable answers */
 };
 
+/*
+ * The upstreams of the process, created by main: zone tables take their
+ * upstreams from it, probes ask it whether any is down, reports list it.
+ * Nothing here locks: with worker threads, whoever shares it serialises
+ * the calls that change it.
+ */
+struct upstream_registry;
+
 struct upstream {
+	struct upstream_registry *reg;	/* the one it belongs to */
 	struct addr	 addr;
 	char		 name[ADDR_STRLEN];	/* "192.0.2.1:53" */
 	unsigned	 refs;
@@ -58,55 +72,78 @@ struct upstream {
 	struct msg_question failed_q;	/* the latest question it failed
 					 * (qname folded), qname_len 0 if
 					 * none: what probes ask too */
-	struct upstream_stats *stats;	/* owned, one per zone using it */
-	size_t		 n_stats;
+	struct upstream_stats *stats;	/* owned list, one per zone that
+					 * used it, first used first */
 	struct upstream	*next;		/* registry chain */
 };
 
 /*
- * upstream_get: the shared upstream for address a, created on first use
- * with a fresh RTT estimate; its reference count is raised. Returns NULL
- * if out of memory.
+ * upstream_registry_new: an empty registry whose upstreams' retransmission
+ * timeouts stay within [min_ms, max_ms] (config upstream-timeout). Free it
+ * with upstream_registry_free. Returns NULL if out of memory.
  */
-struct upstream *upstream_get(const struct addr *a);
+struct upstream_registry *upstream_registry_new(uint32_t min_ms,
+	    uint32_t max_ms);
 
-/* upstream_unref: drop a reference; the last one frees it. NULL is fine. */
+/*
+ * upstream_registry_free: free reg, once every upstream got from it has
+ * been unreferenced (every zone table built from it freed). NULL is fine.
+ */
+void	upstream_registry_free(struct upstream_registry *reg);
+
+/*
+ * upstream_get: the upstream of reg for address a (copied), created on
+ * first use with a fresh RTT estimate; its reference count is raised.
+ * Returns it (release it with upstream_unref), or NULL if out of memory.
+ */
+struct upstream *upstream_get(struct upstream_registry *reg,
+	    const struct addr *a);
+
+/*
+ * upstream_unref: drop a reference to u; the last one takes it out of its
+ * registry and frees it with its counters. NULL is fine.
+ */
 void	upstream_unref(struct upstream *u);
 
 /*
- * upstream_reconfigure: at start and reload: the [min, max] bounds of every
- * upstream's retransmission timeout in ms (config upstream-timeout), with
- * existing RTOs re-clamped; and every upstream may be checked for a loop
- * again (the configuration that made it one may have changed).
+ * upstream_reconfigure: at reload: the [min_ms, max_ms] bounds of reg's
+ * retransmission timeouts (config upstream-timeout), existing RTOs
+ * re-clamped; and every upstream may be checked for a loop again (the
+ * configuration that made it one may have changed).
  */
-void	upstream_reconfigure(uint32_t min_ms, uint32_t max_ms);
+void	upstream_reconfigure(struct upstream_registry *reg, uint32_t min_ms,
+	    uint32_t max_ms);
 
 /*
  * upstream_stats_for: u's counters for forward zone zone (presentation
- * format), created empty on first use; they live as long as u. Returns
- * NULL if out of memory.
+ * format, borrowed), created empty on first use, appended to u->stats.
+ * They live as long as u, at the same address. Returns NULL if out of
+ * memory.
  */
 struct upstream_stats *upstream_stats_for(struct upstream *u,
 	    const char *zone);
 
-/* upstream_first: the registry, for reports; next with u->next. */
-struct upstream *upstream_first(void);
+/* upstream_first: the first upstream of reg (next with u->next), or NULL
+ * if it has none; in no particular order. For reports. */
+struct upstream *upstream_first(const struct upstream_registry *reg);
 
-/* upstream_rto: the timeout to use for the next query to u, in ms. */
+/* upstream_rto: the timeout to use for the next query to u, in ms: its
+ * RTO (RFC 6298 §2), within the registry's bounds. */
 uint32_t upstream_rto(const struct upstream *u);
 
 /*
- * upstream_answered: u answered usefully at now, rtt_ms after the query;
- * it is up (again, logged) and its failures are forgotten.
+ * upstream_answered: u answered usefully at now (ms), rtt_ms after the
+ * query: a sample for its RTT (RFC 6298 §2, rtt_sample); it is up (again,
+ * logged) and its failures are forgotten.
  */
 void	upstream_answered(struct upstream *u, uint32_t rtt_ms, uint64_t now);
 
 /*
  * upstream_failed: u answered question q (qname folded; NULL for a probe's
  * own question) with SERVFAIL/REFUSED/garbage, or the kernel reported it
- * unreachable, at now. UPSTREAM_DOWN_AFTER in a row mark it down (logged)
- * with its first probe UPSTREAM_PROBE_FIRST ms later. q, copied, becomes
- * u->failed_q.
+ * unreachable, at now (ms). UPSTREAM_DOWN_AFTER in a row mark it down
+ * (logged) with its first probe UPSTREAM_PROBE_FIRST ms later. q, copied,
+ * becomes u->failed_q.
  */
 void	upstream_failed(struct upstream *u, const struct msg_question *q,
 	    uint64_t now);
@@ -121,24 +158,28 @@ void	upstream_timed_out(struct upstream *u, const struct msg_question *q,
 	    uint32_t used_ms, uint64_t sent, uint64_t now);
 
 /*
- * upstream_recovered: 1 if some upstream of pool (n) was marked up again
- * after since (ms): what failed before then may be worth trying again.
+ * upstream_recovered: 1 if some upstream of pool (n of them) was marked
+ * up again after since (ms): what failed before then may be worth trying
+ * again. Else 0.
  */
 int	upstream_recovered(struct upstream *const *pool, size_t n,
 	    uint64_t since);
 
 /*
- * upstream_probe_due: 1 if u is down and its probe time has come, in which
- * case the next one is scheduled after a doubled back-off; else 0.
+ * upstream_probe_due: 1 if u is down (not a loop) and its probe time has
+ * come by now (ms), in which case the next one is scheduled after a
+ * doubled back-off, at most UPSTREAM_PROBE_MAX; else 0.
  */
 int	upstream_probe_due(struct upstream *u, uint64_t now);
 
-/* upstream_any_down: 1 if some upstream is down (probes are needed). */
-int	upstream_any_down(void);
+/* upstream_any_down: 1 if some upstream of reg is down (probes are
+ * needed), else 0. */
+int	upstream_any_down(const struct upstream_registry *reg);
 
 /*
  * upstream_no_case: u answered with the question's case changed, so 0x20
- * cannot be used with it (logged once per upstream).
+ * (draft-vixie-dnsext-dns0x20) cannot be used with it until it is freed
+ * (logged once per upstream).
  */
 void	upstream_no_case(struct upstream *u);
 
@@ -147,22 +188,24 @@ void	upstream_no_case(struct upstream *u);
 void	upstream_loop(struct upstream *u);
 
 /*
- * upstream_order: write into out the upstreams of pool (n of them) that a
- * query for qname (wire, folded, qname_len octets) should try, in order:
- * those up first, then those down; never a loop. Among each, `order` keeps
- * list order; `random` is a uniform permutation; `fastest` sorts by
- * smoothed RTT (unmeasured first; ties in list order) and, once the
- * leader is measured, sends about one query in 16 to another up upstream
- * first, so a recovered one is measured again; `hash` is rendezvous (highest random weight) hashing of qname over
- * the upstreams, ties broken by address, so a name sticks to one upstream
- * and a change of pool moves only the names of the upstream added or
- * removed. Returns how many were written (at most n).
+ * upstream_order: write into out (room for n) the upstreams of pool (n of
+ * them, borrowed) that a query for qname (wire, folded, qname_len octets)
+ * should try, in order: those up first, then those down; never a loop.
+ * Among each, `order` keeps list order; `random` is a uniform
+ * permutation; `fastest` sorts by smoothed RTT (unmeasured first; ties in
+ * list order) and, once the leader is measured, sends about one query in
+ * 16 to another up upstream first, so a recovered one is measured again;
+ * `hash` is rendezvous (highest random weight) hashing of qname over the
+ * upstreams, ties broken by address, so a name sticks to one upstream and
+ * a change of pool moves only the names of the upstream added or removed.
+ * Returns how many were written (at most n), 0 if out of memory.
  */
 size_t	upstream_order(struct upstream *const *pool, size_t n,
 	    enum config_policy policy, const uint8_t *qname, size_t qname_len,
 	    struct upstream **out);
 
-/* upstream_all_down: 1 if no upstream of pool (n) is up and usable. */
+/* upstream_all_down: 1 if no upstream of pool (n of them) is up and not
+ * a loop, else 0. */
 int	upstream_all_down(struct upstream *const *pool, size_t n);
 
 /*
@@ -172,7 +215,8 @@ int	upstream_all_down(struct upstream *const *pool, size_t n);
  */
 uint32_t upstream_best_rto(struct upstream *const *pool, size_t n);
 
-/* upstream_rendezvous_weight: hash policy weight of u for qname. */
+/* upstream_rendezvous_weight: the hash policy's weight of u for qname
+ * (wire, folded, qname_len octets): the same on every host and run. */
 uint64_t upstream_rendezvous_weight(const struct upstream *u,
 	    const uint8_t *qname, size_t qname_len);
 

@@ -27,8 +27,7 @@ probe_tick_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (upstream_any_down())
-		fetch_probe_down(ctx->fetches, ctx->zones, clock_now_ms());
+	fetch_probe_down(ctx->fetches, ctx->zones, clock_now_ms());
 }
 
 static void

@@ -11,6 +11,7 @@
 
 struct zone_table {
 	unsigned	 refs;
+	struct upstream_registry *reg;
 	struct zone	*zones;
 	size_t		 n_zones;
 };
@@ -34,7 +35,8 @@ zone_name_to_wire(const char *str, uint8_t *out, size_t *len)
 }
 
 static int
-zone_init(struct zone *z, const struct config_forward *fw, uint32_t share)
+zone_init(struct zone *z, struct upstream_registry *reg,
+    const struct config_forward *fw, uint32_t share)
 {
 	size_t i;
 
@@ -47,7 +49,7 @@ zone_init(struct zone *z, const struct config_forward *fw, uint32_t share)
 	    NULL)
 		return -1;
 	for (i = 0; i < fw->n_upstreams; i++) {
-		if ((z->upstreams[i] = upstream_get(&fw->upstreams[i])) ==
+		if ((z->upstreams[i] = upstream_get(reg, &fw->upstreams[i])) ==
 		    NULL)
 			return -1;
 		z->n_upstreams++;
@@ -100,7 +102,7 @@ zone_share(const struct config *conf)
 }
 
 struct zone_table *
-zone_table_new(const struct config *conf)
+zone_table_new(struct upstream_registry *reg, const struct config *conf)
 {
 	struct zone_table *t;
 	uint32_t share;
@@ -109,12 +111,13 @@ zone_table_new(const struct config *conf)
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return NULL;
 	t->refs = 1;
+	t->reg = reg;
 	if (conf->n_forwards > 0 &&
 	    (t->zones = calloc(conf->n_forwards, sizeof(*t->zones))) == NULL)
 		goto fail;
 	share = zone_share(conf);
 	for (; t->n_zones < conf->n_forwards; t->n_zones++)
-		if (zone_init(&t->zones[t->n_zones],
+		if (zone_init(&t->zones[t->n_zones], reg,
 		    &conf->forwards[t->n_zones], share) == -1) {
 			t->n_zones++;	/* so that its parts are freed */
 			goto fail;
@@ -125,6 +128,12 @@ fail:
 	zone_table_free(t);
 	errno = saved;
 	return NULL;
+}
+
+struct upstream_registry *
+zone_table_registry(const struct zone_table *t)
+{
+	return t->reg;
 }
 
 struct zone_table *

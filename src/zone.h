@@ -29,15 +29,21 @@ struct zone_table;
 
 /*
  * zone_table_new: a table with one zone per `forward` of conf (borrowed),
- * its upstreams taken from the shared registry, and its budget of fetches
- * its own max-inflight or else an even share of what those leave of the
- * global max-inflight (at least 1). Returns NULL with errno set
- * if out of memory or if a zone name cannot be converted to wire format
- * (EINVAL).
+ * its upstreams taken from reg (borrowed; it must outlive the table), and
+ * its budget of fetches its own max-inflight or else an even share of
+ * what those leave of the global max-inflight (at least 1). Returns it
+ * with one reference, or NULL with errno set if out of memory or if a
+ * zone name cannot be converted to wire format (EINVAL).
  */
-struct zone_table *zone_table_new(const struct config *conf);
+struct zone_table *zone_table_new(struct upstream_registry *reg,
+	    const struct config *conf);
+
+/* zone_table_registry: the registry t's upstreams come from (borrowed). */
+struct upstream_registry *zone_table_registry(const struct zone_table *t);
 
 /* zone_table_ref / zone_table_unref: share a table; the last unref frees. */
+/* zone_table_ref / zone_table_unref: share a table; the last unref frees
+ * it and drops its references to its upstreams. unref(NULL) is fine. */
 struct zone_table *zone_table_ref(struct zone_table *t);
 void	zone_table_unref(struct zone_table *t);
 
@@ -51,28 +57,32 @@ void	zone_table_unref(struct zone_table *t);
 int	zone_name_to_wire(const char *str, uint8_t *out, size_t *len);
 
 /*
- * zone_find: the zone whose name is the longest label-wise suffix of qname
- * (uncompressed wire, already folded to lower case, qname_len octets), or
- * NULL if not even `.` is configured. The zone lives as long as a
- * reference to its table.
+ * zone_find: the closest enclosing forward zone of qname: the one whose
+ * name is the longest label-wise suffix of it (RFC 1034 §3.1; qname in
+ * uncompressed wire format, already folded to lower case (RFC 4343),
+ * qname_len octets), or NULL if not even `.` is configured. The zone
+ * lives as long as a reference to its table.
  */
 struct zone *zone_find(const struct zone_table *t, const uint8_t *qname,
 	    size_t qname_len);
 
-/* zone_uses: 1 if z forwards to upstream u, else 0. */
+/* zone_uses: 1 if z forwards to upstream u (the same object), else 0. */
 int	zone_uses(const struct zone *z, const struct upstream *u);
 
-/* zone_count / zone_at: iterate the zones, in config order. */
+/* zone_count / zone_at: iterate the zones, in config order (i below
+ * zone_count); each lives as long as a reference to its table. */
 size_t	zone_count(const struct zone_table *t);
 struct zone *zone_at(const struct zone_table *t, size_t i);
 
 /*
  * zone_fingerprint: a hash of the set of upstreams z forwards to (order
- * and policy aside), equal across runs for the same set.
+ * and policy aside), equal across runs and hosts for the same set (the
+ * cache file keeps it).
  */
 uint64_t zone_fingerprint(const struct zone *z);
 
-/* zone_same_upstreams: 1 if a and b forward to the same set of upstreams. */
+/* zone_same_upstreams: 1 if a and b forward to the same set of upstreams
+ * (the same objects, in any order), else 0. */
 int	zone_same_upstreams(const struct zone *a, const struct zone *b);
 
 #endif

@@ -14,6 +14,7 @@ import re
 import socket
 import stat
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import dns.flags
 import dns.rcode
@@ -21,6 +22,7 @@ import pytest
 
 from dnstest import checks, ports, query
 from dnstest.daemon import Forward, upstream
+from dnstest.zonetext import zone
 
 ZONE = "ops-control.test"
 # RFC 2308 §5: negative answers are cached for min(SOA TTL, MINIMUM) =
@@ -104,6 +106,46 @@ def test_upstreams_json(ctl_setup):
     assert v["srtt_ms"] == -1 and v["rttvar_ms"] == -1, v
     assert v["rto_ms"] == 400 and v["state"] == "up", v
     assert all(z["queries"] == 0 for z in v["zones"]), v
+
+
+SHARED_ZONES = ("one", "two", "three", "four")
+SHARED_DELAY_MS = 300
+
+
+def test_upstream_shared_by_zones_counts_each(new_bind, faultproxy,
+                                              dnsdamper, bind):
+    """One slow upstream (300 ms) named by four forward zones, whose first
+    queries are all in flight at once: each zone's counters come into being
+    while attempts of the others are counting into theirs. Each answer
+    must land in its own zone's counters (an upstream's counters once moved
+    in memory under live attempts, which then wrote into freed memory: the
+    sanitizer build stops the daemon there, and the counts come out short
+    where the move happened)."""
+    origins = [f"{z}.shared.test" for z in SHARED_ZONES]
+    ns = new_bind("shared", {o: zone(o, 300, ["www A 192.0.2.49"])
+                             for o in origins})
+    fp = faultproxy(ns, delay_mean=SHARED_DELAY_MS)
+    # the first timeout (400 ms, clamped up to 2 s) is far above the
+    # 300 ms delay: nothing is sent twice
+    d = dnsdamper([Forward(o, [fp]) for o in origins] +
+                  [Forward(".", [bind])],
+                  extra=["upstream-timeout 2s 4s", "query-timeout 5s"])
+    with ThreadPoolExecutor(len(origins)) as pool:
+        replies = list(pool.map(
+            lambda o: query.udp(d.port, f"www.{o}", timeout=5 + 2), origins))
+    for r in replies:
+        assert query.addresses(r) == {"192.0.2.49"}, r.text()
+    ups = {u["address"]: u for u in d.control().get("/upstreams").json()}
+    zones = {z["zone"]: z for z in ups[upstream(fp.port)]["zones"]}
+    assert sorted(zones) == sorted(o + "." for o in origins), zones
+    # one query per zone, and one loop probe (a TXT for a made-up name,
+    # which named answers NXDOMAIN: a usable answer) in the zone of
+    # whichever resolution reached the upstream first: 4 + 1
+    for z in zones.values():
+        assert z["answers"] == z["queries"] >= 1, zones
+        assert z["timeouts"] == 0 and z["failures"] == 0, zones
+    assert sum(z["queries"] for z in zones.values()) == len(origins) + 1, \
+        zones
 
 
 def test_explain_zone_order_and_cache_state(ctl_setup):

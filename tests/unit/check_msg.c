@@ -135,27 +135,6 @@ START_TEST(parse_query_notimp_badvers)
 }
 END_TEST
 
-START_TEST(name_unpack_pointers)
-{
-	/* "example." at 12, "www" + pointer to 12 at 21, and at 27 a
-	 * pointer to that pointer (a chain of two jumps). */
-	static const uint8_t pkt[] = "0123456789AB\7example\0\3www\300\014"
-	    "\300\031";
-	uint8_t name[MSG_NAME_MAX];
-
-	ck_assert_int_eq(msg_name_unpack(pkt, sizeof(pkt) - 1, 21, name), 13);
-	ck_assert_mem_eq(name, "\3www\7example\0", 13);
-	ck_assert_int_eq(msg_name_unpack(pkt, sizeof(pkt) - 1, 27, name), 9);
-	ck_assert_mem_eq(name, "\7example\0", 9);
-	/* A pointer to itself, or forward, would loop: refused. */
-	ck_assert_int_eq(msg_name_unpack((const uint8_t *)
-	    "0123456789AB\300\014", 14, 12, name), -1);
-	ck_assert_int_eq(msg_name_unpack((const uint8_t *)
-	    "0123456789AB\300\016\0", 15, 12, name), -1);
-	ck_assert_int_eq(msg_name_skip(pkt, sizeof(pkt) - 1, 21), 27);
-}
-END_TEST
-
 START_TEST(name_case)
 {
 	uint8_t a[] = "\3WwW\7ExAmPlE\0", b[sizeof(a)];
@@ -474,6 +453,65 @@ START_TEST(error_replies)
 }
 END_TEST
 
+/* A name of 4 + 3 * 63 + 61 + 1 = 255 octets in wire format, the most. */
+static const char *
+longest_name(char *buf)
+{
+	memset(buf, 'a', 63);
+	buf[63] = '.';
+	memset(buf + 64, 'b', 63);
+	buf[127] = '.';
+	memset(buf + 128, 'c', 63);
+	buf[191] = '.';
+	memset(buf + 192, 'd', 61);
+	strcpy(buf + 253, ".");
+	return buf;
+}
+
+START_TEST(buffer_sizes)
+{
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, MSG_EDE_STALE };
+	struct msg_ttl_rule rule = { 0, 0 };
+	struct msg_ttl_slot slots[4];
+	struct testpkt qp, resp;
+	struct msg_response r;
+	struct msg_template t;
+	struct msg_query q;
+	char name[256], rr[400];
+
+	/* The longest error: header 12, question 255 + 4, OPT 11 with a
+	 * 6-octet EDE option: 288 octets. */
+	ck_assert_uint_eq(MSG_ERROR_MAX_LEN, 12 + 255 + 4 + 11 + 6);
+	ck_assert_uint_eq(MSG_QUERY_MAX_LEN, 12 + 255 + 4 + 11);
+	qp = testpkt_query(longest_name(name), LDNS_RR_TYPE_TXT, LDNS_RD, 1232,
+	    0);
+	ck_assert_int_eq(msg_parse_query(qp.wire, qp.len, &q), MSG_PARSE_OK);
+	ck_assert_uint_eq(q.q.qname_len, 255);
+	ck_assert_uint_eq(msg_write_error(&q, MSG_RCODE_SERVFAIL, &opts, out,
+	    MSG_ERROR_MAX_LEN), 288);
+	ck_assert_uint_eq(msg_write_error(&q, MSG_RCODE_SERVFAIL, &opts, out,
+	    MSG_ERROR_MAX_LEN - 1), 0);
+	ck_assert_uint_eq(msg_write_query(&q, 1, q.q.qname, 1232, out,
+	    MSG_QUERY_MAX_LEN), 282);
+	ck_assert_uint_eq(msg_write_query(&q, 1, q.q.qname, 1232, out,
+	    MSG_QUERY_MAX_LEN - 1), 0);
+	/* An answer that does not fit cap is truncated to header, question
+	 * and OPT, which MSG_ERROR_MAX_LEN always holds; below it, nothing. */
+	snprintf(rr, sizeof(rr), "an|%s 60 IN TXT \"hello\"", name);
+	resp = testpkt_response(name, LDNS_RR_TYPE_TXT, 0, 0, rr, NULL);
+	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
+	t = template_of(&r, slots);
+	ck_assert_uint_eq(msg_write_answer(&t, &q, &rule, &opts, out,
+	    MSG_ERROR_MAX_LEN), 288);
+	ck_assert(out[2] & (MSG_FLAG_TC >> 8));
+	ck_assert_uint_eq(msg_write_answer(&t, &q, &rule, &opts, out,
+	    MSG_ERROR_MAX_LEN - 1), 0);
+	msg_response_free(&r);
+	testpkt_free(&resp);
+	testpkt_free(&qp);
+}
+END_TEST
+
 START_TEST(upstream_query)
 {
 	struct testpkt qp = testpkt_query("www.example.", LDNS_RR_TYPE_AAAA,
@@ -569,7 +607,6 @@ msg_suite(void)
 	tcase_add_test(tc, parse_query_formerr);
 	tcase_add_test(tc, parse_query_long_label);
 	tcase_add_test(tc, parse_query_notimp_badvers);
-	tcase_add_test(tc, name_unpack_pointers);
 	tcase_add_test(tc, name_case);
 	tcase_add_test(tc, classify_answers);
 	tcase_add_test(tc, classify_negative_and_failures);
@@ -580,6 +617,7 @@ msg_suite(void)
 	tcase_add_test(tc, answer_truncation);
 	tcase_add_test(tc, answer_ad_bit);
 	tcase_add_test(tc, error_replies);
+	tcase_add_test(tc, buffer_sizes);
 	tcase_add_test(tc, upstream_query);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,240 @@
+/* attempt.c: one query to one upstream, over UDP and after TC=1 over TCP. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attempt.h"
+#include "log.h"
+
+enum match {
+	MATCH_NONE,
+	MATCH_CASE_ONLY,	/* the same name, but not the case we sent */
+	MATCH_EXACT
+};
+
+static void attempt_response(void *, const uint8_t *, size_t, uint64_t);
+static void attempt_error(void *, const char *, uint64_t);
+
+static const struct transport_conn_cb conn_cb = {
+	attempt_response, attempt_error
+};
+
+static enum match
+same_question(const struct attempt *a, const struct msg_response *r)
+{
+	const struct msg_question *q = &a->aq->q.q;
+
+	if (r->q.qtype != q->qtype || r->q.qclass != q->qclass ||
+	    !msg_name_equal(r->q.qname, r->q.qname_len, a->qname,
+	    q->qname_len))
+		return MATCH_NONE;
+	/* With 0x20, the case echoed back is part of what must match. */
+	if (a->cased && memcmp(r->q.qname, a->qname, q->qname_len) != 0)
+		return MATCH_CASE_ONLY;
+	return MATCH_EXACT;
+}
+
+/* With -v: what happened to attempt a, e.g. "answered SERVFAIL". */
+static void
+attempt_log(const struct attempt *a, const char *what)
+{
+	char name[1024];
+
+	if (log_get_level() < LOG_LEVEL_DEBUG)
+		return;
+	log_debug("upstream %s, %s type %u: %s", a->up->name,
+	    msg_name_to_str(a->qname, a->aq->q.q.qname_len, name,
+	    sizeof(name)), a->aq->q.q.qtype, what);
+}
+
+/*
+ * The upstream failed us: count it, and it counts to being down; except
+ * for a loop probe, whose made-up name a healthy upstream may refuse.
+ */
+static void
+count_failure(struct attempt *a, uint64_t now)
+{
+	if (!a->aq->health)
+		return;
+	a->st->failures++;
+	upstream_failed(a->up, a->aq->clients_q, now);
+}
+
+/* a ended without a usable answer: this upstream is out for the fetch. */
+static void
+attempt_failed(struct attempt *a, const char *why, uint64_t now)
+{
+	attempt_log(a, why);
+	count_failure(a, now);
+	attempt_close(a);
+	a->aq->owner->failed(a->aq->arg, a, now);
+}
+
+static void
+attempt_error(void *arg, const char *why, uint64_t now)
+{
+	attempt_failed(arg, why, now);
+}
+
+/* RFC 7766 §5: a truncated UDP answer is asked again over TCP. */
+static void
+attempt_tcp_start(struct attempt *a, uint64_t now)
+{
+	const struct transport *t = a->aq->t;
+
+	attempt_close(a);
+	a->tcp = 1;
+	a->aq->owner->tcp(a->aq->arg, a);
+	a->st->tc_retries++;
+	a->st->queries++;
+	a->sent = now;
+	attempt_log(a, "truncated (TC); asking again over TCP");
+	if ((a->conn = t->ops->open(t->env, TRANSPORT_TCP, &a->up->addr,
+	    a->wire, a->wire_len, &conn_cb, a)) == NULL)
+		attempt_failed(a, strerror(errno), now);
+}
+
+/* Why r, which matches a, is no answer to pass on; NULL if it is one. */
+static const char *
+unusable(const struct msg_response *r)
+{
+	if (r->class == MSG_CLASS_FAILURE)
+		return "answered with a failure rcode";
+	if (r->class == MSG_CLASS_REFERRAL)
+		return "answered with a referral (not recursive?)";
+	if (r->opt_index != -1 && (size_t)r->opt_index != r->n_rrs - 1)
+		return "answered with an OPT record that is not last";
+	return NULL;
+}
+
+/* a's response r is a usable answer: count it, and pass it on. */
+static void
+attempt_answered(struct attempt *a, const struct msg_response *r,
+    uint64_t now)
+{
+	a->st->answers++;
+	metrics_observe(&a->st->latency, now - a->sent);
+	upstream_answered(a->up, (uint32_t)(now - a->sent), now);
+	a->aq->owner->answered(a->aq->arg, a, r, now);
+}
+
+/*
+ * A response arrived for attempt a. Anything not matching what was sent
+ * is ignored (RFC 5452 §9.1) and the attempt keeps waiting, except over
+ * TCP where the connection carried only our query.
+ */
+static void
+attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
+{
+	struct attempt *a = arg;
+	struct msg_response r;
+	enum match match;
+	const char *why;
+
+	if (msg_response_parse(pkt, len, &r) == -1 || r.id != a->id ||
+	    (match = same_question(a, &r)) == MATCH_NONE) {
+		msg_response_free(&r);
+		(*a->aq->mismatched)++;
+		if (a->tcp)
+			attempt_failed(a, "a TCP response that does not match",
+			    now);
+		else
+			attempt_log(a, "ignored a response that does not "
+			    "match (RFC 5452)");
+		return;
+	}
+	if (match == MATCH_CASE_ONLY) {
+		/*
+		 * Ignored like any mismatch: it may be forged, and the real
+		 * answer may be on its way. Only if none comes by the
+		 * timeout does the upstream lose 0x20 (see the fetch's
+		 * retry).
+		 */
+		msg_response_free(&r);
+		(*a->aq->mismatched)++;
+		a->case_only = 1;
+		attempt_log(a, "ignored a response in another case (0x20)");
+		return;
+	}
+	if ((r.flags & MSG_FLAG_TC) && !a->tcp) {
+		msg_response_free(&r);
+		attempt_tcp_start(a, now);
+		return;
+	}
+	/* Truncated even over TCP: not an answer (RFC 7766 §8). */
+	why = r.flags & MSG_FLAG_TC ? "truncated over TCP" : unusable(&r);
+	if (why != NULL)
+		attempt_failed(a, why, now);
+	else
+		attempt_answered(a, &r, now);
+	msg_response_free(&r);
+}
+
+struct attempt *
+attempt_new(const struct attempt_query *aq, struct upstream *up,
+    struct upstream_stats *st, size_t idx)
+{
+	struct attempt *a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	a->aq = aq;
+	a->up = up;
+	a->st = st;
+	a->idx = idx;
+	a->id = (uint16_t)arc4random();
+	memcpy(a->qname, aq->q.q.qname, aq->q.q.qname_len);
+	if (aq->randomize_case && !up->no_case) {
+		msg_name_randomize_case(a->qname, aq->q.q.qname_len);
+		a->cased = 1;
+	}
+	a->wire_len = msg_write_query(&aq->q, a->id, a->qname, aq->edns_size,
+	    a->wire, sizeof(a->wire));
+	return a;
+}
+
+int
+attempt_send(struct attempt *a, uint64_t now)
+{
+	const struct transport *t = a->aq->t;
+
+	a->sent = now;
+	a->rto = upstream_rto(a->up);
+	a->st->queries++;
+	if ((a->conn = t->ops->open(t->env, TRANSPORT_UDP, &a->up->addr,
+	    a->wire, a->wire_len, &conn_cb, a)) == NULL) {
+		attempt_log(a, strerror(errno));
+		count_failure(a, now);
+		return -1;
+	}
+	return 0;
+}
+
+void
+attempt_timed_out(struct attempt *a, uint64_t now)
+{
+	if (!a->aq->health)
+		return;
+	attempt_log(a, "no answer within its timeout; asking the next");
+	a->st->timeouts++;
+	upstream_timed_out(a->up, a->aq->clients_q, a->rto, a->sent, now);
+}
+
+void
+attempt_close(struct attempt *a)
+{
+	if (a->conn != NULL)
+		a->aq->t->ops->close(a->conn);
+	a->conn = NULL;
+}
+
+void
+attempt_free(struct attempt *a)
+{
+	if (a == NULL)
+		return;
+	attempt_close(a);
+	free(a);
+}

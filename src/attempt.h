@@ -1,0 +1,108 @@
+/*
+ * attempt.h: one query of a fetch to one upstream, and what comes back.
+ * The query gets a random ID and, from the transport, a random source
+ * port (RFC 5452 §9.2), and its qname a random case (draft-vixie-dnsext-
+ * dns0x20) unless the upstream does not keep it. A response counts only
+ * if its ID and question, case included, are what was sent (RFC 5452
+ * §9.1): anything else is ignored and the attempt waits on. A truncated
+ * answer is asked again over TCP (RFC 7766 §5); SERVFAIL, REFUSED, a
+ * referral or garbage fail the attempt; anything else is an answer
+ * (RFC 2308 §2). Each outcome is counted in the upstream's per-zone
+ * counters and health, and told to the fetch through struct attempt_owner.
+ */
+#ifndef DNSDAMPER_ATTEMPT_H
+#define DNSDAMPER_ATTEMPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "msg.h"
+#include "transport.h"
+#include "upstream.h"
+
+struct attempt;
+
+/* How an attempt tells its fetch what happened; arg is the fetch's. */
+struct attempt_owner {
+	/* A usable answer r (borrowed for the call), already counted. The
+	 * owner may free the attempt. */
+	void	(*answered)(void *arg, struct attempt *a,
+		    const struct msg_response *r, uint64_t now);
+	/* No usable answer will come: the attempt is closed, the failure
+	 * logged and counted. The owner may free the attempt. */
+	void	(*failed)(void *arg, struct attempt *a, uint64_t now);
+	/* The attempt goes on over TCP, which gets until the deadline. */
+	void	(*tcp)(void *arg, struct attempt *a);
+};
+
+/* What the attempts of one fetch share: owned by the fetch, which
+ * outlives them. */
+struct attempt_query {
+	const struct transport	*t;		/* borrowed */
+	struct msg_query	 q;		/* qname folded; CD and DO are
+						 * passed on (RFC 4035 §3.2) */
+	const struct msg_question *clients_q;	/* recorded as the upstream's
+						 * failed_q, or NULL (probes) */
+	int			 health;	/* 0: failures and timeouts do
+						 * not count against the
+						 * upstream (loop probes) */
+	int			 randomize_case; /* 0x20 */
+	uint16_t		 edns_size;	/* our payload size, octets */
+	uint64_t		*mismatched;	/* + responses ignored */
+	const struct attempt_owner *owner;
+	void			*arg;
+};
+
+struct attempt {
+	struct attempt		*next;		/* the fetch's, newest first */
+	const struct attempt_query *aq;
+	struct upstream		*up;		/* borrowed */
+	struct upstream_stats	*st;		/* up's, for the fetch's zone */
+	size_t			 idx;		/* the fetch's slot for up */
+	struct transport_conn	*conn;		/* NULL: not listening */
+	int			 tcp;		/* over TCP since TC=1 */
+	int			 case_only;	/* the name came back only in
+						 * another case: the upstream's
+						 * doing, or forged */
+	uint16_t		 id;
+	int			 cased;		/* qname has 0x20 case */
+	uint8_t			 qname[MSG_NAME_MAX];	/* as sent */
+	uint8_t			 wire[MSG_QUERY_MAX_LEN];
+	size_t			 wire_len;
+	uint64_t		 sent;		/* ms */
+	uint32_t		 rto;		/* ms, the timeout it was sent
+						 * with (upstream_rto) */
+};
+
+/*
+ * attempt_new: an attempt of aq to upstream up in the fetch's slot idx,
+ * counting into st (up's counters for the fetch's zone, which must stay
+ * put while the attempt lives): its ID, 0x20 case and query are made,
+ * nothing is sent yet. Free it with attempt_free. Returns NULL if out of
+ * memory.
+ */
+struct attempt *attempt_new(const struct attempt_query *aq,
+	    struct upstream *up, struct upstream_stats *st, size_t idx);
+
+/*
+ * attempt_send: send a's query over UDP at now (ms) and listen for the
+ * response. Returns 0, or -1 if it could not be sent: then the failure
+ * is logged (with -v) and counted against the upstream, and the owner is
+ * not called.
+ */
+int	attempt_send(struct attempt *a, uint64_t now);
+
+/*
+ * attempt_timed_out: a's timeout (a->rto) passed at now without an
+ * answer: logged, counted, and reported to the upstream's RTT and health
+ * (upstream_timed_out); it keeps listening for a late answer.
+ */
+void	attempt_timed_out(struct attempt *a, uint64_t now);
+
+/* attempt_close: stop listening; the owner hears nothing more of a. */
+void	attempt_close(struct attempt *a);
+
+/* attempt_free: close and free a. NULL is fine. */
+void	attempt_free(struct attempt *a);
+
+#endif

@@ -1,0 +1,64 @@
+/* name.c: the one walker over a message's names and compression pointers. */
+#include "autoconf.h"
+
+#include <string.h>
+
+#include "name.h"
+#include "wire.h"
+
+#define LABEL_MAX	63	/* octets, RFC 1035 §3.1 */
+/* A length octet above LABEL_MAX with both top bits set is a pointer
+ * (RFC 1035 §4.1.4), its other 14 bits an offset; with one, an obsolete
+ * label type. */
+#define POINTER_BITS	0xc0
+#define POINTER_OFFSET	0x3fff
+
+long
+name_walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
+    uint8_t *out, size_t *name_len)
+{
+	size_t n = 0, lowest = off, target;
+	long end = -1;
+	uint8_t c;
+
+	for (;;) {
+		if (off >= len)
+			return -1;
+		c = pkt[off];
+		if (c > LABEL_MAX) {
+			if ((c & POINTER_BITS) != POINTER_BITS || off + 2 > len)
+				return -1;
+			if (end == -1)
+				end = (long)(off + 2);
+			if (mode == NAME_SKIP)
+				break;
+			target = wire_rd16(pkt + off) & POINTER_OFFSET;
+			/* Each jump lands strictly lower: no loop possible. */
+			if (target >= lowest)
+				return -1;
+			lowest = off = target;
+			continue;
+		}
+		if (n + c + 1 > NAME_WIRE_MAX || off + c + 1 > len)
+			return -1;
+		if (mode == NAME_UNPACK)
+			memcpy(out + n, pkt + off, (size_t)c + 1);
+		n += (size_t)c + 1;
+		off += (size_t)c + 1;
+		if (c == 0)
+			break;
+	}
+	if (name_len != NULL)
+		*name_len = n;
+	return end != -1 ? end : (long)off;
+}
+
+int
+name_unpack(const uint8_t *pkt, size_t len, size_t off, uint8_t *out)
+{
+	size_t n;
+
+	if (name_walk(pkt, len, off, NAME_UNPACK, out, &n) == -1)
+		return -1;
+	return (int)n;
+}

@@ -1,0 +1,543 @@
+/*
+ * check_fetch.c: fetches through a scripted transport and a virtual clock.
+ * Each scenario is data, in the manner of Unbound's replay tests: a client
+ * asks, the query that goes out to which upstream, what that upstream
+ * answers, time passing, and how the fetch ends.
+ */
+#include "autoconf.h"
+
+#include <check.h>
+#include <string.h>
+
+#include "cache.h"
+#include "check_main.h"
+#include "fetch.h"
+#include "testnet.h"
+#include "testpkt.h"
+#include "upstream.h"
+#include "wire.h"
+#include "zone.h"
+
+#define ADDRESS		"\300\0\2\1"	/* 192.0.2.1, every answer's */
+#define MAX_STEPS	24
+#define MAX_WAITERS	8
+
+enum op {
+	OP_END,
+	OP_ASK,		/* a client asks name (A): fetch_join returns n */
+	OP_SENT,	/* the next query out asks name of upstream n */
+	OP_REPLY,	/* upstream n answers its latest query for name */
+	OP_PASS,	/* n ms pass */
+	OP_DONE,	/* a fetch ends in outcome, answering n waiters */
+	OP_QUIET,	/* nothing sent, nothing ended since the last check */
+	OP_STATS	/* the context's counters are st */
+};
+
+enum reply {
+	R_ANSWER,	/* NOERROR, A 192.0.2.1 */
+	R_SERVFAIL,
+	R_REFUSED,
+	R_TC,		/* NOERROR, TC=1, no records */
+	R_WRONG_ID,	/* an answer, but not with the ID sent */
+	R_WRONG_NAME,	/* an answer about another name */
+	R_CASE_FLIP	/* an answer, every letter of the qname in the other
+			 * case from what was sent (0x20) */
+};
+
+struct step {
+	enum op			 op;
+	const char		*name;
+	int			 n;
+	enum transport_proto	 proto;		/* OP_SENT */
+	int			 plain;		/* OP_SENT: sent without 0x20 */
+	enum reply		 reply;		/* OP_REPLY */
+	enum fetch_outcome	 outcome;	/* OP_DONE */
+	struct fetch_stats	 st;		/* OP_STATS */
+};
+
+#define ASK(nm, result)	{ .op = OP_ASK, .name = nm, .n = result }
+#define SENT(up, nm)		{ .op = OP_SENT, .name = nm, .n = up, \
+				    .proto = TRANSPORT_UDP }
+#define SENT_PLAIN(up, nm)	{ .op = OP_SENT, .name = nm, .n = up, \
+				    .proto = TRANSPORT_UDP, .plain = 1 }
+#define SENT_TCP(up, nm)	{ .op = OP_SENT, .name = nm, .n = up, \
+				    .proto = TRANSPORT_TCP }
+#define REPLY(up, nm, r)	{ .op = OP_REPLY, .name = nm, .n = up, \
+				    .reply = r }
+#define PASS(ms)		{ .op = OP_PASS, .n = ms }
+#define DONE(nm, o, waiters)	{ .op = OP_DONE, .name = nm, .n = waiters, \
+				    .outcome = o }
+#define QUIET			{ .op = OP_QUIET }
+#define STATS(...)		{ .op = OP_STATS, .st = { __VA_ARGS__ } }
+
+struct scenario {
+	const char	*what;
+	uint32_t	 query_timeout;	/* ms; 0: 2000 */
+	uint32_t	 max_inflight;	/* 0: 100 */
+	uint32_t	 zone_inflight;	/* the zone's own max-inflight, or 0 */
+	struct step	 steps[MAX_STEPS];
+};
+
+/*
+ * The RTO before the first measurement is 400 ms (RTT_INITIAL_MS, within
+ * upstream-timeout 50ms 2s), and a timeout doubles the RTO the query was
+ * sent with (RFC 6298 §5.5): 800 ms. The zone is "example.", forwarding
+ * to upstreams 0 and 1 in that order (policy order).
+ */
+static const struct scenario scenarios[] = {
+	{ .what = "identical questions share one fetch", .steps = {
+		ASK("a.example.", 1),
+		ASK("a.example.", 0),
+		/* the key folds case (RFC 4343) */
+		ASK("A.Example.", 0),
+		ASK("b.example.", 1),
+		SENT(0, "a.example."),
+		SENT(0, "b.example."),
+		QUIET,
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 3),
+		STATS(.started = 2, .coalesced = 2, .inflight = 1),
+		REPLY(0, "b.example.", R_ANSWER),
+		DONE("b.example.", FETCH_ANSWER, 1),
+		ASK("a.example.", 1),	/* ended: a new fetch */
+		SENT(0, "a.example."),
+	} },
+	{ .what = "a timeout asks the next upstream; the first is still "
+	    "heard", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		PASS(399),
+		QUIET,
+		PASS(1),
+		SENT(1, "a.example."),
+		QUIET,
+		/* upstream 0's late answer is as good as any */
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
+	{ .what = "SERVFAIL and REFUSED ask the next upstream at once; when "
+	    "every one failed, the fetch fails at the loop's next turn",
+	    .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_SERVFAIL),
+		SENT(1, "a.example."),
+		REPLY(1, "a.example.", R_REFUSED),
+		QUIET,
+		PASS(0),
+		DONE("a.example.", FETCH_FAILED, 1),
+	} },
+	{ .what = "SERVFAIL from one, an answer from the next", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_SERVFAIL),
+		SENT(1, "a.example."),
+		REPLY(1, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
+	{ .what = "TC=1 is asked again over TCP, which waits past the RTO "
+	    "(RFC 7766 §5)", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_TC),
+		SENT_TCP(0, "a.example."),
+		PASS(1000),
+		QUIET,
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
+	{ .what = "responses with the wrong ID, question or case are "
+	    "ignored (RFC 5452 §9.1)", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_WRONG_ID),
+		REPLY(0, "a.example.", R_WRONG_NAME),
+		REPLY(0, "a.example.", R_CASE_FLIP),
+		QUIET,
+		STATS(.started = 1, .inflight = 1, .mismatched = 3),
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
+	{ .what = "over TCP, a response that does not match fails the "
+	    "attempt", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_TC),
+		SENT_TCP(0, "a.example."),
+		REPLY(0, "a.example.", R_WRONG_ID),
+		SENT(1, "a.example."),
+		REPLY(1, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
+	{ .what = "only answers in another case by the RTO: asked again "
+	    "without 0x20", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_CASE_FLIP),
+		PASS(400),
+		SENT_PLAIN(0, "a.example."),
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
+	/*
+	 * query-timeout 1 s: upstream 0 at 0 (RTO 400), upstream 1 at 400
+	 * (RTO 400), upstream 0 again at 800 (RTO now 800), the deadline at
+	 * 1000 before that one's timeout.
+	 */
+	{ .what = "the deadline ends the fetch: FETCH_FAILED",
+	    .query_timeout = 1000, .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		PASS(400),
+		SENT(1, "a.example."),
+		PASS(400),
+		SENT(0, "a.example."),
+		PASS(199),
+		QUIET,
+		PASS(1),
+		DONE("a.example.", FETCH_FAILED, 1),
+	} },
+	{ .what = "max-inflight: a fetch more is refused until one ends",
+	    .max_inflight = 2, .zone_inflight = 10, .steps = {
+		ASK("a.example.", 1),
+		ASK("b.example.", 1),
+		ASK("c.example.", -1),
+		/* joining a running one needs no budget */
+		ASK("a.example.", 0),
+		STATS(.started = 2, .coalesced = 1, .over_budget = 1,
+		    .inflight = 2),
+		SENT(0, "a.example."),
+		SENT(0, "b.example."),
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 2),
+		ASK("c.example.", 1),
+		SENT(0, "c.example."),
+	} },
+	{ .what = "a zone's own max-inflight binds below the global one",
+	    .zone_inflight = 1, .steps = {
+		ASK("a.example.", 1),
+		ASK("b.example.", -1),
+		STATS(.started = 1, .over_budget = 1, .inflight = 1),
+		SENT(0, "a.example."),
+	} },
+};
+
+/* The world a scenario runs in. */
+struct world {
+	struct testnet		 net;
+	struct cache		*cache;
+	struct upstream_registry *reg;
+	struct zone_table	*zones;
+	struct fetch_ctx	*ctx;
+	struct addr		 ups[2];
+	struct fetch_waiter	 waiters[MAX_WAITERS];
+	size_t			 n_waiters;
+	size_t			 checked_sent;	/* net.sent[] seen by OP_SENT */
+	struct done {
+		enum fetch_outcome	 outcome;
+		size_t			 waiters;
+		int			 answered;	/* r holds ADDRESS */
+		uint8_t			 qname[MSG_NAME_MAX];	/* folded */
+		size_t			 qname_len;
+	}			 dones[MAX_STEPS];
+	size_t			 n_dones, checked_dones;
+};
+
+/* fetch_done_fn: record how the fetch ended and take its waiters. */
+static void
+done(struct fetch *f, const struct fetch_result *res, void *arg)
+{
+	struct world *w = arg;
+	struct done *d = &w->dones[w->n_dones];
+	const struct msg_rr *rr;
+
+	if (res->outcome == FETCH_CANCELLED)
+		return;
+	ck_assert_uint_lt(w->n_dones, MAX_STEPS);
+	w->n_dones++;
+	memset(d, 0, sizeof(*d));
+	d->outcome = res->outcome;
+	while (fetch_take_waiter(f) != NULL)
+		d->waiters++;
+	if (res->r != NULL) {
+		d->qname_len = res->r->q.qname_len;
+		memcpy(d->qname, res->r->q.qname, d->qname_len);
+		msg_name_fold(d->qname, d->qname_len);
+		rr = &res->r->rrs[0];
+		d->answered = res->r->n_rrs == 1 && rr->type == MSG_TYPE_A &&
+		    memcmp(res->r->pkt + rr->rdata_offset, ADDRESS, 4) == 0;
+	}
+}
+
+static void
+world_new(struct world *w, const struct scenario *sc)
+{
+	static const struct cache_limits lim = { 0, 86400, 3600, 5, 0, 30,
+	    30 };
+	struct fetch_settings s = { 1232, 2000, 100, 1 };
+	struct config_forward fw;
+	struct config conf;
+	const char *err;
+
+	memset(w, 0, sizeof(*w));
+	testnet_init(&w->net, 1000000);
+	ck_assert_int_eq(addr_parse("127.0.0.1:5301", 53, &w->ups[0], &err),
+	    0);
+	ck_assert_int_eq(addr_parse("127.0.0.1:5302", 53, &w->ups[1], &err),
+	    0);
+	memset(&fw, 0, sizeof(fw));
+	fw.zone = "example.";
+	fw.upstreams = w->ups;
+	fw.n_upstreams = 2;
+	fw.policy = CONFIG_POLICY_ORDER;
+	fw.max_inflight = sc->zone_inflight;
+	memset(&conf, 0, sizeof(conf));
+	conf.forwards = &fw;
+	conf.n_forwards = 1;
+	conf.max_inflight = s.max_inflight;
+	if (sc->query_timeout > 0)
+		s.query_timeout = sc->query_timeout;
+	if (sc->max_inflight > 0)
+		s.max_inflight = conf.max_inflight = sc->max_inflight;
+	ck_assert_ptr_nonnull(w->cache = cache_new(1 << 20, &lim));
+	ck_assert_ptr_nonnull(w->reg = upstream_registry_new(50, 2000));
+	ck_assert_ptr_nonnull(w->zones = zone_table_new(w->reg, &conf));
+	ck_assert_ptr_nonnull(w->ctx = fetch_ctx_new_on(&w->net.t, &s, done,
+	    w));
+	/* Loop probes are fetch_loop's business: none here. */
+	zone_at(w->zones, 0)->upstreams[0]->loop_checked = 1;
+	zone_at(w->zones, 0)->upstreams[1]->loop_checked = 1;
+}
+
+/* Nothing may stay behind: every timer freed, every socket closed. */
+static void
+world_free(struct world *w)
+{
+	size_t i;
+
+	fetch_ctx_free(w->ctx);
+	ck_assert_uint_eq(testnet_timers(&w->net), 0);
+	for (i = 0; i < w->net.n_sent; i++)
+		ck_assert(!w->net.sent[i].open);
+	zone_table_unref(w->zones);
+	upstream_registry_free(w->reg);
+	cache_free(w->cache);
+}
+
+/* A client's query for name, type A, with RD and EDNS. */
+static void
+client_query(const char *name, struct msg_query *q)
+{
+	struct testpkt p = testpkt_query(name, LDNS_RR_TYPE_A, LDNS_RD, 1232,
+	    0);
+
+	ck_assert_int_eq(msg_parse_query(p.wire, p.len, q), MSG_PARSE_OK);
+	testpkt_free(&p);
+}
+
+static void
+ask(struct world *w, const struct step *st)
+{
+	struct fetch_waiter *wt = &w->waiters[w->n_waiters];
+	struct cache_key key;
+	struct msg_query q;
+	struct zone *z;
+
+	ck_assert_uint_lt(w->n_waiters, MAX_WAITERS);
+	client_query(st->name, &q);
+	cache_key_make(w->cache, &q.q, 0, 0, &key);
+	ck_assert_ptr_nonnull(z = zone_find(w->zones, key.data,
+	    q.q.qname_len));
+	ck_assert_int_eq(fetch_join(w->ctx, &key, &q, w->zones, z, w->net.now,
+	    wt), st->n);
+	if (st->n >= 0)
+		w->n_waiters++;
+}
+
+static void
+sent(struct world *w, const struct step *st)
+{
+	struct transport_conn *c;
+	struct msg_query asked, q;
+
+	ck_assert_msg(w->checked_sent < w->net.n_sent, "nothing was sent");
+	c = &w->net.sent[w->checked_sent++];
+	ck_assert(addr_equal(&c->to, &w->ups[st->n]));
+	ck_assert_int_eq(c->proto, st->proto);
+	/* The client's question, recursion desired, our payload size. */
+	ck_assert_int_eq(msg_parse_query(c->msg, c->len, &q), MSG_PARSE_OK);
+	client_query(st->name, &asked);
+	ck_assert(msg_name_equal(q.q.qname, q.q.qname_len, asked.q.qname,
+	    asked.q.qname_len));
+	ck_assert_uint_eq(q.q.qtype, MSG_TYPE_A);
+	ck_assert(q.flags & MSG_FLAG_RD);
+	ck_assert_uint_eq(q.edns.udp_size, 1232);
+	if (st->plain)
+		ck_assert_mem_eq(q.q.qname, asked.q.qname, q.q.qname_len);
+}
+
+/* The latest query to upstream up asking name. */
+static struct transport_conn *
+latest(struct world *w, size_t up, const char *name)
+{
+	struct msg_query asked, q;
+	size_t i;
+
+	client_query(name, &asked);
+	for (i = w->net.n_sent; i-- > 0;) {
+		ck_assert_int_eq(msg_parse_query(w->net.sent[i].msg,
+		    w->net.sent[i].len, &q), MSG_PARSE_OK);
+		if (addr_equal(&w->net.sent[i].to, &w->ups[up]) &&
+		    msg_name_equal(q.q.qname, q.q.qname_len, asked.q.qname,
+		    asked.q.qname_len))
+			return &w->net.sent[i];
+	}
+	ck_abort_msg("%s was never sent to upstream %zu", name, up);
+	return NULL;
+}
+
+/* The response r to query c: its header and question, then records. */
+static size_t
+response(const struct transport_conn *c, enum reply r, uint8_t *out)
+{
+	size_t qend = MSG_HEADER_LEN, len, i;
+	uint16_t flags = MSG_FLAG_QR | MSG_FLAG_RD | MSG_FLAG_RA;
+
+	qend += (size_t)name_walk(c->msg, c->len, MSG_HEADER_LEN, NAME_SKIP,
+	    NULL, NULL) - MSG_HEADER_LEN + MSG_QTYPE_QCLASS_LEN;
+	memcpy(out, c->msg, qend);
+	memset(out + 4, 0, 8);
+	out[5] = 1;			/* QDCOUNT */
+	len = qend;
+	if (r == R_SERVFAIL || r == R_REFUSED)
+		flags |= r == R_SERVFAIL ? MSG_RCODE_SERVFAIL :
+		    MSG_RCODE_REFUSED;
+	if (r == R_TC)
+		flags |= MSG_FLAG_TC;
+	wire_wr16(out + 2, flags);
+	if (r == R_WRONG_ID)
+		wire_wr16(out, wire_rd16(out) ^ 0x5555);
+	if (r == R_WRONG_NAME)
+		out[MSG_HEADER_LEN + 1] ^= 0x01;	/* another octet */
+	for (i = MSG_HEADER_LEN; r == R_CASE_FLIP && i < qend - 4; i++)
+		if ((out[i] | 0x20) >= 'a' && (out[i] | 0x20) <= 'z')
+			out[i] ^= 0x20;
+	if (r == R_SERVFAIL || r == R_REFUSED || r == R_TC)
+		return len;
+	/* One A record, its owner a pointer to the question (RFC 1035
+	 * §4.1.4), TTL 300. */
+	out[7] = 1;			/* ANCOUNT */
+	len += wire_wr16(out + len, 0xc000 | MSG_HEADER_LEN);
+	len += wire_wr16(out + len, MSG_TYPE_A);
+	len += wire_wr16(out + len, MSG_CLASS_IN);
+	len += wire_wr32(out + len, 300);
+	len += wire_wr16(out + len, 4);
+	memcpy(out + len, ADDRESS, 4);
+	return len + 4;
+}
+
+static void
+reply(struct world *w, const struct step *st)
+{
+	uint8_t pkt[MSG_QUERY_MAX_LEN + 64];
+
+	testnet_deliver(latest(w, (size_t)st->n, st->name), pkt,
+	    response(latest(w, (size_t)st->n, st->name), st->reply, pkt));
+}
+
+static void
+ended(struct world *w, const struct step *st)
+{
+	struct msg_query asked;
+	struct done *d;
+
+	ck_assert_msg(w->checked_dones < w->n_dones, "no fetch ended");
+	d = &w->dones[w->checked_dones++];
+	ck_assert_int_eq(d->outcome, st->outcome);
+	ck_assert_uint_eq(d->waiters, (size_t)st->n);
+	if (st->outcome != FETCH_ANSWER)
+		return;
+	client_query(st->name, &asked);
+	msg_name_fold(asked.q.qname, asked.q.qname_len);
+	ck_assert_uint_eq(d->qname_len, asked.q.qname_len);
+	ck_assert_mem_eq(d->qname, asked.q.qname, d->qname_len);
+	ck_assert(d->answered);
+}
+
+static void
+stats(struct world *w, const struct step *st)
+{
+	struct fetch_stats fs;
+
+	fetch_stats(w->ctx, &fs);
+	ck_assert_uint_eq(fs.started, st->st.started);
+	ck_assert_uint_eq(fs.coalesced, st->st.coalesced);
+	ck_assert_uint_eq(fs.over_budget, st->st.over_budget);
+	ck_assert_uint_eq(fs.mismatched, st->st.mismatched);
+	ck_assert_uint_eq(fs.inflight, st->st.inflight);
+}
+
+START_TEST(scenario)
+{
+	const struct scenario *sc = &scenarios[_i];
+	const struct step *st;
+	struct world w;
+
+	world_new(&w, sc);
+	for (st = sc->steps; st->op != OP_END; st++) {
+		switch (st->op) {
+		case OP_ASK:
+			ask(&w, st);
+			break;
+		case OP_SENT:
+			sent(&w, st);
+			break;
+		case OP_REPLY:
+			reply(&w, st);
+			break;
+		case OP_PASS:
+			testnet_pass(&w.net, (uint64_t)st->n);
+			break;
+		case OP_DONE:
+			ended(&w, st);
+			break;
+		case OP_QUIET:
+			ck_assert_uint_eq(w.checked_sent, w.net.n_sent);
+			ck_assert_uint_eq(w.checked_dones, w.n_dones);
+			break;
+		case OP_STATS:
+			stats(&w, st);
+			break;
+		case OP_END:
+			break;
+		}
+	}
+	/* Everything that happened was in the script. */
+	ck_assert_uint_eq(w.checked_sent, w.net.n_sent);
+	ck_assert_uint_eq(w.checked_dones, w.n_dones);
+	world_free(&w);
+}
+END_TEST
+
+/* One test case per scenario, named by what it shows. */
+static Suite *
+fetch_suite(void)
+{
+	Suite *s = suite_create("fetch");
+	TCase *tc;
+	int i;
+
+	for (i = 0; i < (int)(sizeof(scenarios) / sizeof(scenarios[0]));
+	    i++) {
+		tc = tcase_create(scenarios[i].what);
+		tcase_add_loop_test(tc, scenario, i, i + 1);
+		suite_add_tcase(s, tc);
+	}
+	return s;
+}
+
+int
+main(void)
+{
+	return check_main_run(fetch_suite());
+}
