@@ -128,8 +128,12 @@ read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
 	rr->rclass = wire_rd16(pkt + p + 2);
 	rr->ttl_offset = (uint16_t)(p + 4);
 	rr->ttl = wire_rd32(pkt + p + 4);
-	/* RFC 2181 §8: a TTL with the top bit set is treated as zero. */
-	if (rr->ttl & 0x80000000U)
+	/*
+	 * RFC 2181 §8: a TTL with the top bit set is treated as zero. An
+	 * OPT's "TTL" is no TTL but its extended rcode, version and flags
+	 * (RFC 6891 §6.1.3): an extended rcode of 128 or more sets that bit.
+	 */
+	if ((rr->ttl & 0x80000000U) && rr->type != MSG_TYPE_OPT)
 		rr->ttl = 0;
 	rr->rdlength = wire_rd16(pkt + p + 8);
 	rd = (size_t)p + 10;

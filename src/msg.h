@@ -195,9 +195,11 @@ struct msg_response {
  * Requires QR=1, QDCOUNT=1, at most one OPT (in the additional section,
  * RFC 6891 §6.1.1), names without loops or forward pointers and records
  * within len, with the layout of their type where it is known (RFC 1035
- * §3.3). TTLs with the top bit set read as 0 (RFC 2181 §8). Returns 0 and
- * fills *r (free it with msg_response_free), or -1 if malformed or out of
- * memory (*r then needs no free, though freeing it is harmless).
+ * §3.3). TTLs with the top bit set read as 0 (RFC 2181 §8), but for the
+ * OPT, whose TTL field holds its extended rcode, version and flags (RFC
+ * 6891 §6.1.3). Returns 0 and fills *r (free it with msg_response_free),
+ * or -1 if malformed or out of memory (*r then needs no free, though
+ * freeing it is harmless).
  */
 int	msg_response_parse(const uint8_t *pkt, size_t len,
 	    struct msg_response *r);

@@ -135,6 +135,49 @@ START_TEST(parse_query_notimp_badvers)
 }
 END_TEST
 
+/*
+ * An OPT's TTL field is its extended rcode (8 bits), version (8) and
+ * flags (16, DO the top one), RFC 6891 §6.1.3: not a TTL, so the RFC 2181
+ * §8 rule that zeroes a TTL with the top bit set must leave it alone.
+ */
+START_TEST(opt_ttl_is_not_a_ttl)
+{
+	/* extended rcode 0x80, version 0, DO: TTL 0x80008000 */
+	static const uint8_t opt_do[] = "\0\0\51\20\0\x80\0\x80\0\0\0";
+	/* extended rcode 0x80, version 1: TTL 0x80010000 */
+	static const uint8_t opt_v1[] = "\0\0\51\20\0\x80\1\0\0\0\0";
+	uint8_t body[128], buf[160];
+	struct testpkt t;
+	struct msg_response r;
+	struct msg_query q;
+	size_t len;
+
+	memcpy(body, www_a, sizeof(www_a) - 1);
+	memcpy(body + sizeof(www_a) - 1, opt_do, sizeof(opt_do) - 1);
+	len = raw_query(buf, 0, 1, 0, 1, body,
+	    sizeof(www_a) - 1 + sizeof(opt_do) - 1);
+	ck_assert_int_eq(msg_parse_query(buf, len, &q), MSG_PARSE_OK);
+	ck_assert(q.edns.do_bit);
+	ck_assert_uint_eq(q.edns.ext_rcode, 0x80);
+
+	memcpy(body + sizeof(www_a) - 1, opt_v1, sizeof(opt_v1) - 1);
+	len = raw_query(buf, 0, 1, 0, 1, body,
+	    sizeof(www_a) - 1 + sizeof(opt_v1) - 1);
+	ck_assert_int_eq(msg_parse_query(buf, len, &q), MSG_PARSE_BADVERS);
+
+	/* A response with header rcode 0 and extended rcode 0x80: rcode
+	 * 0x80 << 4 = 2048, about our query, so a failure. */
+	t = testpkt_response("www.example.", LDNS_RR_TYPE_A, 0, 1232,
+	    "an|www.example. 300 IN A 192.0.2.1", NULL);
+	t.wire[t.len - 11 + 5] = 0x80;
+	ck_assert_int_eq(msg_response_parse(t.wire, t.len, &r), 0);
+	ck_assert_uint_eq(r.rcode, 2048);
+	ck_assert_int_eq(r.class, MSG_CLASS_FAILURE);
+	msg_response_free(&r);
+	testpkt_free(&t);
+}
+END_TEST
+
 START_TEST(name_case)
 {
 	uint8_t a[] = "\3WwW\7ExAmPlE\0", b[sizeof(a)];
@@ -607,6 +650,7 @@ msg_suite(void)
 	tcase_add_test(tc, parse_query_formerr);
 	tcase_add_test(tc, parse_query_long_label);
 	tcase_add_test(tc, parse_query_notimp_badvers);
+	tcase_add_test(tc, opt_ttl_is_not_a_ttl);
 	tcase_add_test(tc, name_case);
 	tcase_add_test(tc, classify_answers);
 	tcase_add_test(tc, classify_negative_and_failures);
