@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,17 +22,18 @@ static const struct transport_conn_cb conn_cb = {
 	attempt_response, attempt_error
 };
 
+/* How question rq, read from a response, matches a's. */
 static enum match
-same_question(const struct attempt *a, const struct msg_response *r)
+same_question(const struct attempt *a, const struct msg_question *rq)
 {
 	const struct msg_question *q = &a->aq->q.q;
 
-	if (r->q.qtype != q->qtype || r->q.qclass != q->qclass ||
-	    !msg_name_equal(r->q.qname, r->q.qname_len, a->qname,
+	if (rq->qtype != q->qtype || rq->qclass != q->qclass ||
+	    !msg_name_equal(rq->qname, rq->qname_len, a->qname,
 	    q->qname_len))
 		return MATCH_NONE;
 	/* With 0x20, the case echoed back is part of what must match. */
-	if (a->cased && memcmp(r->q.qname, a->qname, q->qname_len) != 0)
+	if (a->cased && memcmp(rq->qname, a->qname, q->qname_len) != 0)
 		return MATCH_CASE_ONLY;
 	return MATCH_EXACT;
 }
@@ -96,10 +98,17 @@ attempt_tcp_start(struct attempt *a, uint64_t now)
 		attempt_failed(a, strerror(errno), now);
 }
 
-/* Why r, which matches a, is no answer to pass on; NULL if it is one. */
+/*
+ * Why r, which matches a, is no answer to pass on (counted if it is for
+ * no other reason than its CNAME chain); NULL if it is one.
+ */
 static const char *
-unusable(const struct msg_response *r)
+unusable(struct attempt *a, const struct msg_response *r)
 {
+	if (r->long_chain) {
+		a->aq->counts->long_chain++;
+		return "answered with a CNAME chain too long to follow";
+	}
 	if (r->class == MSG_CLASS_FAILURE)
 		return "answered with a failure rcode";
 	if (r->class == MSG_CLASS_REFERRAL)
@@ -121,28 +130,51 @@ attempt_answered(struct attempt *a, const struct msg_response *r,
 }
 
 /*
- * A response arrived for attempt a. Anything not matching what was sent
- * is ignored (RFC 5452 §9.1) and the attempt keeps waiting, except over
- * TCP where the connection carried only our query.
+ * A response a will not use, counted in *counter: over UDP it is ignored
+ * and a waits on (anyone can send a datagram, RFC 5452 §9.1); over TCP,
+ * where the connection carried only our query, a has failed.
+ */
+static void
+refuse(struct attempt *a, uint64_t *counter, const char *what, uint64_t now)
+{
+	char why[128];
+
+	(*counter)++;
+	if (a->tcp) {
+		attempt_failed(a, what, now);
+		return;
+	}
+	snprintf(why, sizeof(why), "ignored %s", what);
+	attempt_log(a, why);
+}
+
+/*
+ * A response arrived for attempt a. Before the cost of parsing it whole:
+ * over UDP, one larger than the payload size we offered is dropped (RFC
+ * 6891 §6.2.3); then its ID and question must be those sent (RFC 5452
+ * §9.1), the connected socket having checked its source address and
+ * port.
  */
 static void
 attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 {
 	struct attempt *a = arg;
+	struct attempt_counts *counts = a->aq->counts;
+	struct msg_question q;
 	struct msg_response r;
 	enum match match;
 	const char *why;
+	uint16_t id;
 
-	if (msg_response_parse(pkt, len, &r) == -1 || r.id != a->id ||
-	    (match = same_question(a, &r)) == MATCH_NONE) {
-		msg_response_free(&r);
-		(*a->aq->mismatched)++;
-		if (a->tcp)
-			attempt_failed(a, "a TCP response that does not match",
-			    now);
-		else
-			attempt_log(a, "ignored a response that does not "
-			    "match (RFC 5452)");
+	if (!a->tcp && len > a->aq->edns_size) {
+		refuse(a, &counts->oversized, "a response larger than our "
+		    "payload size", now);
+		return;
+	}
+	if (msg_response_question(pkt, len, &id, &q) == -1 || id != a->id ||
+	    (match = same_question(a, &q)) == MATCH_NONE) {
+		refuse(a, &counts->mismatched, "a response that does not "
+		    "match (RFC 5452)", now);
 		return;
 	}
 	if (match == MATCH_CASE_ONLY) {
@@ -152,10 +184,13 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 		 * timeout does the upstream lose 0x20 (see the fetch's
 		 * retry).
 		 */
-		msg_response_free(&r);
-		(*a->aq->mismatched)++;
+		counts->mismatched++;
 		a->case_only = 1;
 		attempt_log(a, "ignored a response in another case (0x20)");
+		return;
+	}
+	if (msg_response_parse(pkt, len, &r) == -1) {
+		refuse(a, &counts->malformed, "a malformed response", now);
 		return;
 	}
 	if ((r.flags & MSG_FLAG_TC) && !a->tcp) {
@@ -164,7 +199,7 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 		return;
 	}
 	/* Truncated even over TCP: not an answer (RFC 7766 §8). */
-	why = r.flags & MSG_FLAG_TC ? "truncated over TCP" : unusable(&r);
+	why = r.flags & MSG_FLAG_TC ? "truncated over TCP" : unusable(a, &r);
 	if (why != NULL)
 		attempt_failed(a, why, now);
 	else

@@ -4,9 +4,12 @@
  * port (RFC 5452 §9.2), and its qname a random case (draft-vixie-dnsext-
  * dns0x20) unless the upstream does not keep it. A response counts only
  * if its ID and question, case included, are what was sent (RFC 5452
- * §9.1): anything else is ignored and the attempt waits on. A truncated
+ * §9.1), which is checked before the rest of it is read, and over UDP if
+ * it is no larger than the payload size offered (RFC 6891 §6.2.3):
+ * anything else is ignored and the attempt waits on. A truncated
  * answer is asked again over TCP (RFC 7766 §5); SERVFAIL, REFUSED, a
- * referral or garbage fail the attempt; anything else is an answer
+ * referral, a CNAME chain over MSG_CHAIN_MAX or garbage over TCP fail the
+ * attempt; anything else is an answer
  * (RFC 2308 §2). Each outcome is counted in the upstream's per-zone
  * counters and health, and told to the fetch through struct attempt_owner.
  */
@@ -35,6 +38,15 @@ struct attempt_owner {
 	void	(*tcp)(void *arg, struct attempt *a);
 };
 
+/* Responses refused, counted for every fetch of a context. */
+struct attempt_counts {
+	uint64_t	mismatched;	/* wrong ID or question, RFC 5452 */
+	uint64_t	malformed;	/* ID and question ours, the rest not
+					 * parseable */
+	uint64_t	oversized;	/* UDP, over our payload size */
+	uint64_t	long_chain;	/* over MSG_CHAIN_MAX CNAMEs */
+};
+
 /* What the attempts of one fetch share: owned by the fetch, which
  * outlives them. */
 struct attempt_query {
@@ -48,7 +60,7 @@ struct attempt_query {
 						 * upstream (loop probes) */
 	int			 randomize_case; /* 0x20 */
 	uint16_t		 edns_size;	/* our payload size, octets */
-	uint64_t		*mismatched;	/* + responses ignored */
+	struct attempt_counts	*counts;	/* the context's */
 	const struct attempt_owner *owner;
 	void			*arg;
 };

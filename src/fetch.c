@@ -49,6 +49,7 @@ struct fetch_ctx {
 	struct fetch		*buckets[FETCH_BUCKETS];
 	struct fetch		*probes;	/* running, chained by hnext */
 	struct fetch_stats	 stats;
+	struct attempt_counts	 responses;	/* refused, into stats */
 	struct upstream_stats	 stats_lost;	/* when a zone's counters
 						 * could not be had */
 };
@@ -317,7 +318,7 @@ fetch_new(struct fetch_ctx *ctx, enum fetch_kind kind,
 	f->aq.health = kind != FETCH_LOOP_PROBE;
 	f->aq.randomize_case = ctx->s.randomize_case;
 	f->aq.edns_size = ctx->s.edns_size;
-	f->aq.mismatched = &ctx->stats.mismatched;
+	f->aq.counts = &ctx->responses;
 	f->aq.owner = &owner;
 	f->aq.arg = f;
 	f->zones = zone_table_ref(zones);
@@ -533,4 +534,8 @@ void
 fetch_stats(const struct fetch_ctx *ctx, struct fetch_stats *out)
 {
 	*out = ctx->stats;
+	out->mismatched = ctx->responses.mismatched;
+	out->malformed = ctx->responses.malformed;
+	out->oversized = ctx->responses.oversized;
+	out->long_chain = ctx->responses.long_chain;
 }

@@ -74,6 +74,9 @@ struct fetch_stats {
 	uint64_t	coalesced;	/* waiters that joined a running fetch */
 	uint64_t	over_budget;	/* refused: max-inflight reached */
 	uint64_t	mismatched;	/* responses with wrong ID or question */
+	uint64_t	malformed;	/* responses to us that do not parse */
+	uint64_t	oversized;	/* UDP responses over edns_size */
+	uint64_t	long_chain;	/* answers over MSG_CHAIN_MAX CNAMEs */
 	uint64_t	inflight;	/* fetches running now */
 };
 

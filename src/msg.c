@@ -267,9 +267,10 @@ find_authority(const struct msg_response *r, uint16_t type)
 }
 
 /*
- * Follow the CNAME chain from the qname through the answer section.
- * Returns 1 if an RRset of qtype (or any type for ANY) is found at the end
- * of the chain, else 0; sets r->has_cname if a CNAME was followed.
+ * Follow the CNAME chain from the qname through the answer section, at
+ * most MSG_CHAIN_MAX CNAMEs. Returns 1 if an RRset of qtype (or any type
+ * for ANY) is found at the end of the chain, else 0; sets r->has_cname if
+ * a CNAME was followed, and r->long_chain if there were more to follow.
  */
 static int
 follow_chain(struct msg_response *r)
@@ -281,8 +282,8 @@ follow_chain(struct msg_response *r)
 
 	memcpy(sname, r->q.qname, r->q.qname_len);
 	slen = r->q.qname_len;
-	/* Each hop consumes a CNAME, so there are at most as many hops. */
-	for (hops = 0; hops <= r->counts[MSG_SECTION_ANSWER]; hops++) {
+	/* A loop, too, ends here: RFC 1034 §3.6.2 calls it an error. */
+	for (hops = 0; hops <= MSG_CHAIN_MAX; hops++) {
 		moved = 0;
 		for (i = 0; i < r->n_rrs && !moved; i++) {
 			rr = &r->rrs[i];
@@ -298,6 +299,10 @@ follow_chain(struct msg_response *r)
 				return 1;
 			if (rr->type != MSG_TYPE_CNAME)
 				continue;
+			if (hops == MSG_CHAIN_MAX) {
+				r->long_chain = 1;
+				return 0;
+			}
 			slen = name_unpack(r->pkt, r->len,
 			    rr->rdata_offset, sname);
 			if (slen == -1)
@@ -331,6 +336,8 @@ classify(struct msg_response *r)
 		return r->rcode > 0xf ? MSG_CLASS_FAILURE : MSG_CLASS_OTHER;
 	}
 	answered = follow_chain(r);
+	if (r->long_chain)
+		return MSG_CLASS_FAILURE;
 	r->soa_index = find_authority(r, MSG_TYPE_SOA);
 	if (r->rcode == MSG_RCODE_NXDOMAIN)
 		return answered ? MSG_CLASS_OTHER : MSG_CLASS_NXDOMAIN;
@@ -345,6 +352,17 @@ classify(struct msg_response *r)
 	return MSG_CLASS_NODATA;
 }
 
+long
+msg_response_question(const uint8_t *pkt, size_t len, uint16_t *id,
+    struct msg_question *q)
+{
+	if (len < MSG_HEADER_LEN || len > MSG_MAX_LEN ||
+	    !(wire_rd16(pkt + 2) & MSG_FLAG_QR) || wire_rd16(pkt + 4) != 1)
+		return -1;
+	*id = wire_rd16(pkt);
+	return read_question(pkt, len, MSG_HEADER_LEN, q);
+}
+
 int
 msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 {
@@ -354,16 +372,11 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 
 	memset(r, 0, sizeof(*r));
 	r->opt_index = r->soa_index = -1;
-	if (len < MSG_HEADER_LEN || len > MSG_MAX_LEN)
+	if ((off = msg_response_question(pkt, len, &r->id, &r->q)) == -1)
 		return -1;
 	r->pkt = pkt;
 	r->len = len;
-	r->id = wire_rd16(pkt);
 	r->flags = wire_rd16(pkt + 2);
-	if (!(r->flags & MSG_FLAG_QR) || wire_rd16(pkt + 4) != 1)
-		return -1;
-	if ((off = read_question(pkt, len, MSG_HEADER_LEN, &r->q)) == -1)
-		return -1;
 	r->question_end = (size_t)off;
 	r->counts[1] = wire_rd16(pkt + 6);
 	r->counts[2] = wire_rd16(pkt + 8);

@@ -21,6 +21,9 @@
 #define MSG_RR_MIN_LEN	11	/* root owner, type, class, TTL, rdlength */
 #define MSG_OPT_LEN	11	/* OPT RR without options, RFC 6891 §6.1.2 */
 #define MSG_EDE_OPTION_LEN	6	/* EDE without text, RFC 8914 §2 */
+/* CNAMEs followed from the qname, at most: longer chains are a failure
+ * (RFC 1034 §3.6.2 counsels a bound, for loops; BIND's is 16 too). */
+#define MSG_CHAIN_MAX	16
 /* The longest query msg_write_query writes: header, question, OPT. */
 #define MSG_QUERY_MAX_LEN	(MSG_HEADER_LEN + MSG_NAME_MAX + \
 				    MSG_QTYPE_QCLASS_LEN + MSG_OPT_LEN)
@@ -186,20 +189,35 @@ struct msg_response {
 	long		 soa_index;	/* authority SOA, or -1 */
 	enum msg_class	 class;
 	int		 has_cname;	/* the answer followed a CNAME chain */
+	int		 long_chain;	/* more than MSG_CHAIN_MAX CNAMEs:
+					 * class FAILURE */
 };
+
+/*
+ * msg_response_question: read only the header and question of the
+ * response at pkt (len octets, borrowed), the part that says which query
+ * it answers (RFC 5452 §9.1), so that a response to another query is
+ * refused before the cost of parsing the rest. Requires len within
+ * [MSG_HEADER_LEN, MSG_MAX_LEN], QR=1 and QDCOUNT=1. Returns the offset
+ * of the first RR, with the ID (host order) in *id and the question in
+ * *q, or -1 if those are malformed.
+ */
+long	msg_response_question(const uint8_t *pkt, size_t len, uint16_t *id,
+	    struct msg_question *q);
 
 /*
  * msg_response_parse: parse every section of the response at pkt (len
  * octets, borrowed; must outlive *r; RFC 1035 §4.1) and classify it
- * against its own question (RFC 2308 §2, CNAME chains RFC 1034 §3.6.2).
- * Requires QR=1, QDCOUNT=1, at most one OPT (in the additional section,
- * RFC 6891 §6.1.1), names without loops or forward pointers and records
- * within len, with the layout of their type where it is known (RFC 1035
- * §3.3). TTLs with the top bit set read as 0 (RFC 2181 §8), but for the
- * OPT, whose TTL field holds its extended rcode, version and flags (RFC
- * 6891 §6.1.3). Returns 0 and fills *r (free it with msg_response_free),
- * or -1 if malformed or out of memory (*r then needs no free, though
- * freeing it is harmless).
+ * against its own question (RFC 2308 §2, CNAME chains RFC 1034 §3.6.2, at
+ * most MSG_CHAIN_MAX CNAMEs long). Requires what msg_response_question
+ * does, at most one OPT (in the additional section, RFC 6891 §6.1.1),
+ * names without loops or forward pointers and records within len, with
+ * the layout of their type where it is known (RFC 1035 §3.3). TTLs with
+ * the top bit set read as 0 (RFC 2181 §8), but for the OPT, whose TTL
+ * field holds its extended rcode, version and flags (RFC 6891 §6.1.3).
+ * Returns 0 and fills *r (free it with msg_response_free), or -1 if
+ * malformed or out of memory (*r then needs no free, though freeing it is
+ * harmless).
  */
 int	msg_response_parse(const uint8_t *pkt, size_t len,
 	    struct msg_response *r);

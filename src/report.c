@@ -137,8 +137,17 @@ report_fetches(const struct report *r, const struct metrics *m,
 	    "Resolutions refused by max-inflight or a zone's budget.",
 	    (double)fs.over_budget);
 	scalar(w, "dnsdamper_upstream_mismatched_total", "counter",
-	    "Upstream responses ignored: wrong ID, question or form.",
+	    "Upstream responses ignored: not the ID or question sent.",
 	    (double)fs.mismatched);
+	scalar(w, "dnsdamper_upstream_malformed_total", "counter",
+	    "Upstream responses with our ID and question that do not parse.",
+	    (double)fs.malformed);
+	scalar(w, "dnsdamper_upstream_oversized_total", "counter",
+	    "UDP responses larger than the payload size offered, dropped.",
+	    (double)fs.oversized);
+	scalar(w, "dnsdamper_upstream_long_chains_total", "counter",
+	    "Upstream answers with a CNAME chain over 16 (or a loop).",
+	    (double)fs.long_chain);
 	scalar(w, "dnsdamper_dropped_total", "counter",
 	    "Client messages dropped unanswered (malformed or not queries).",
 	    (double)m->dropped);

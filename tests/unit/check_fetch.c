@@ -40,8 +40,14 @@ enum reply {
 	R_TC,		/* NOERROR, TC=1, no records */
 	R_WRONG_ID,	/* an answer, but not with the ID sent */
 	R_WRONG_NAME,	/* an answer about another name */
-	R_CASE_FLIP	/* an answer, every letter of the qname in the other
+	R_CASE_FLIP,	/* an answer, every letter of the qname in the other
 			 * case from what was sent (0x20) */
+	R_OVERSIZED,	/* an answer of 80 A records: 1,307 octets, over
+			 * the 1232 offered */
+	R_GARBAGE,	/* the ID and question sent, then a record cut off */
+	R_WRONG_ID_GARBAGE, /* the same with another ID */
+	R_CHAIN_16,	/* 16 CNAMEs from the qname, then A 192.0.2.1 */
+	R_CHAIN_17	/* 17 CNAMEs, then A 192.0.2.1 */
 };
 
 struct step {
@@ -158,6 +164,31 @@ static const struct scenario scenarios[] = {
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
 	} },
+	{ .what = "over UDP, a response larger than the payload size offered "
+	    "is dropped (RFC 6891 §6.2.3); the ID and question are read "
+	    "before the rest (RFC 5452 §9.1)", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_OVERSIZED),
+		/* a wrong ID: refused as such, its garbage never read */
+		REPLY(0, "a.example.", R_WRONG_ID_GARBAGE),
+		REPLY(0, "a.example.", R_GARBAGE),
+		QUIET,
+		STATS(.started = 1, .inflight = 1, .mismatched = 1,
+		    .malformed = 1, .oversized = 1),
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
+	{ .what = "a chain of 16 CNAMEs is an answer, of 17 a failure of "
+	    "that upstream (RFC 1034 §3.6.2)", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_CHAIN_17),
+		SENT(1, "a.example."),
+		STATS(.started = 1, .inflight = 1, .long_chain = 1),
+		REPLY(1, "a.example.", R_CHAIN_16),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
 	{ .what = "over TCP, a response that does not match fails the "
 	    "attempt", .steps = {
 		ASK("a.example.", 1),
@@ -263,8 +294,9 @@ done(struct fetch *f, const struct fetch_result *res, void *arg)
 		d->qname_len = res->r->q.qname_len;
 		memcpy(d->qname, res->r->q.qname, d->qname_len);
 		msg_name_fold(d->qname, d->qname_len);
-		rr = &res->r->rrs[0];
-		d->answered = res->r->n_rrs == 1 && rr->type == MSG_TYPE_A &&
+		/* the A at the end of the chain, if any */
+		rr = &res->r->rrs[res->r->counts[MSG_SECTION_ANSWER] - 1];
+		d->answered = rr->type == MSG_TYPE_A &&
 		    memcmp(res->r->pkt + rr->rdata_offset, ADDRESS, 4) == 0;
 	}
 }
@@ -424,9 +456,25 @@ response(const struct transport_conn *c, enum reply r, uint8_t *out)
 			out[i] ^= 0x20;
 	if (r == R_SERVFAIL || r == R_REFUSED || r == R_TC)
 		return len;
-	/* One A record, its owner a pointer to the question (RFC 1035
-	 * §4.1.4), TTL 300. */
-	out[7] = 1;			/* ANCOUNT */
+	if (r == R_CHAIN_16 || r == R_CHAIN_17)
+		return testpkt_chain(out, qend, r == R_CHAIN_16 ? 16 : 17);
+	if (r == R_GARBAGE || r == R_WRONG_ID_GARBAGE) {
+		out[7] = 1;		/* ANCOUNT 1, and 3 octets of it */
+		if (r == R_WRONG_ID_GARBAGE)
+			wire_wr16(out, wire_rd16(out) ^ 0x5555);
+		return len + wire_wr16(out + len, 0xc000 | MSG_HEADER_LEN) + 1;
+	}
+	for (i = 0; r == R_OVERSIZED && i < 79; i++) {
+		len += wire_wr16(out + len, 0xc000 | MSG_HEADER_LEN);
+		len += wire_wr16(out + len, MSG_TYPE_A);
+		len += wire_wr16(out + len, MSG_CLASS_IN);
+		len += wire_wr32(out + len, 300);
+		len += wire_wr16(out + len, 4);
+		len += wire_wr32(out + len, 0xc0000200 | (uint32_t)i);
+	}
+	out[7] = r == R_OVERSIZED ? 80 : 1;	/* ANCOUNT */
+	/* Last, one A record, its owner a pointer to the question (RFC
+	 * 1035 §4.1.4), TTL 300. */
 	len += wire_wr16(out + len, 0xc000 | MSG_HEADER_LEN);
 	len += wire_wr16(out + len, MSG_TYPE_A);
 	len += wire_wr16(out + len, MSG_CLASS_IN);
@@ -439,7 +487,7 @@ response(const struct transport_conn *c, enum reply r, uint8_t *out)
 static void
 reply(struct world *w, const struct step *st)
 {
-	uint8_t pkt[MSG_QUERY_MAX_LEN + 64];
+	uint8_t pkt[2048];
 
 	testnet_deliver(latest(w, (size_t)st->n, st->name), pkt,
 	    response(latest(w, (size_t)st->n, st->name), st->reply, pkt));
@@ -474,6 +522,9 @@ stats(struct world *w, const struct step *st)
 	ck_assert_uint_eq(fs.coalesced, st->st.coalesced);
 	ck_assert_uint_eq(fs.over_budget, st->st.over_budget);
 	ck_assert_uint_eq(fs.mismatched, st->st.mismatched);
+	ck_assert_uint_eq(fs.malformed, st->st.malformed);
+	ck_assert_uint_eq(fs.oversized, st->st.oversized);
+	ck_assert_uint_eq(fs.long_chain, st->st.long_chain);
 	ck_assert_uint_eq(fs.inflight, st->st.inflight);
 }
 

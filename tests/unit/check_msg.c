@@ -639,6 +639,76 @@ START_TEST(response_not_an_answer)
 }
 END_TEST
 
+/*
+ * A CNAME chain is followed at most MSG_CHAIN_MAX = 16 CNAMEs from the
+ * qname (RFC 1034 §3.6.2 asks for a bound, against loops): 16 and then
+ * the A is an answer, 17 a failure, and so is a loop.
+ */
+START_TEST(response_chain_bound)
+{
+	/* Header: id, QR RD RA, 1 question; question a.example. A IN. */
+	static const uint8_t head[] = "\x12\x34\x81\x80\0\1\0\0\0\0\0\0"
+	    "\1a\7example\0\0\1\0\1";
+	static const uint8_t loop[] = "\x12\x34\x81\x80\0\1\0\2\0\0\0\0"
+	    "\1a\7example\0\0\1\0\1"
+	    /* a.example. CNAME b.example.; b.example. CNAME a.example. */
+	    "\xc0\x0c\0\5\0\1\0\0\1\x2c\0\4\1b\xc0\x0e"
+	    "\xc0\x27\0\5\0\1\0\0\1\x2c\0\2\xc0\x0c";
+	uint8_t pkt[1024];
+	struct msg_response r;
+	size_t len;
+
+	memcpy(pkt, head, sizeof(head) - 1);
+	len = testpkt_chain(pkt, sizeof(head) - 1, MSG_CHAIN_MAX);
+	ck_assert_int_eq(msg_response_parse(pkt, len, &r), 0);
+	ck_assert_int_eq(r.class, MSG_CLASS_ANSWER);
+	ck_assert(r.has_cname && !r.long_chain);
+	msg_response_free(&r);
+
+	len = testpkt_chain(pkt, sizeof(head) - 1, MSG_CHAIN_MAX + 1);
+	ck_assert_int_eq(msg_response_parse(pkt, len, &r), 0);
+	ck_assert_int_eq(r.class, MSG_CLASS_FAILURE);
+	ck_assert(r.long_chain);
+	msg_response_free(&r);
+
+	ck_assert_int_eq(msg_response_parse(loop, sizeof(loop) - 1, &r), 0);
+	ck_assert_int_eq(r.class, MSG_CLASS_FAILURE);
+	ck_assert(r.long_chain);
+	msg_response_free(&r);
+}
+END_TEST
+
+/* Header and question alone: what a response answers, read first. */
+START_TEST(response_question_first)
+{
+	static const uint8_t head[] = "\x12\x34\x81\x80\0\1\0\5\0\0\0\0"
+	    "\1a\7example\0\0\1\0\1";
+	struct msg_question q;
+	uint8_t pkt[64];
+	uint16_t id;
+
+	/* Five answers promised, none there: the rest is not read. */
+	memcpy(pkt, head, sizeof(head) - 1);
+	ck_assert_int_eq(msg_response_question(pkt, sizeof(head) - 1, &id,
+	    &q), sizeof(head) - 1);
+	ck_assert_uint_eq(id, 0x1234);
+	ck_assert_uint_eq(q.qname_len, 11);
+	ck_assert_mem_eq(q.qname, "\1a\7example\0", 11);
+	ck_assert_uint_eq(q.qtype, MSG_TYPE_A);
+	ck_assert_uint_eq(q.qclass, MSG_CLASS_IN);
+	pkt[2] &= 0x7f;			/* QR=0: a query, not a response */
+	ck_assert_int_eq(msg_response_question(pkt, sizeof(head) - 1, &id,
+	    &q), -1);
+	pkt[2] |= 0x80;
+	pkt[5] = 2;			/* QDCOUNT 2 */
+	ck_assert_int_eq(msg_response_question(pkt, sizeof(head) - 1, &id,
+	    &q), -1);
+	pkt[5] = 1;
+	ck_assert_int_eq(msg_response_question(pkt, sizeof(head) - 2, &id,
+	    &q), -1);		/* the question cut short */
+}
+END_TEST
+
 static Suite *
 msg_suite(void)
 {
@@ -657,6 +727,8 @@ msg_suite(void)
 	tcase_add_test(tc, response_malformed);
 	tcase_add_test(tc, response_bad_records);
 	tcase_add_test(tc, response_not_an_answer);
+	tcase_add_test(tc, response_chain_bound);
+	tcase_add_test(tc, response_question_first);
 	tcase_add_test(tc, answer_ttl_case_and_opt);
 	tcase_add_test(tc, answer_truncation);
 	tcase_add_test(tc, answer_ad_bit);

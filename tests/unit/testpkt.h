@@ -105,6 +105,48 @@ testpkt_ttl(ldns_pkt *p, ldns_pkt_section sec, size_t i)
 	return ttl;
 }
 
+/* One record of testpkt_chain: owner a pointer to owner, type, IN, TTL
+ * 300, rdlength 4; the rdata is the caller's. Returns its length. */
+static inline size_t
+testpkt_link(uint8_t *out, size_t owner, uint8_t type)
+{
+	const uint8_t rr[] = { (uint8_t)(0xc0 | owner >> 8), (uint8_t)owner,
+	    0, type, 0, 1, 0, 0, 1, 0x2c, 0, 4 };
+
+	memcpy(out, rr, sizeof(rr));
+	return sizeof(rr);
+}
+
+/*
+ * testpkt_chain: append to the response in out, whose header and question
+ * (qname at offset 12) are qend octets, n CNAMEs from the qname, each to
+ * "x." before the name it aliases, and at the end of the chain an A
+ * 192.0.2.1, all TTL 300 and compressed (RFC 1035 §4.1.4); ANCOUNT
+ * becomes n + 1. Returns the message's length.
+ */
+static inline size_t
+testpkt_chain(uint8_t *out, size_t qend, int n)
+{
+	size_t len = qend, name = 12;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		len += testpkt_link(out + len, name, 5);	/* CNAME */
+		/* the target: "x." and a pointer to the name it aliases */
+		out[len] = 1;
+		out[len + 1] = 'x';
+		out[len + 2] = (uint8_t)(0xc0 | name >> 8);
+		out[len + 3] = (uint8_t)name;
+		name = len;
+		len += 4;
+	}
+	len += testpkt_link(out + len, name, 1);		/* A */
+	memcpy(out + len, "\300\0\2\1", 4);
+	out[6] = (uint8_t)((n + 1) >> 8);
+	out[7] = (uint8_t)(n + 1);
+	return len + 4;
+}
+
 static inline void
 testpkt_free(struct testpkt *t)
 {
