@@ -85,6 +85,8 @@ config_defaults(struct config *conf)
 	/* RFC 7766 §6.2.3: idle timeouts of seconds, not minutes. */
 	conf->tcp_idle_timeout = 10000;
 	conf->max_inflight = 1024;
+	/* Clients coalesced on one resolution: more than a host has. */
+	conf->max_waiters = 1000;
 	/* draft-vixie-dnsext-dns0x20 */
 	conf->randomize_case = 1;
 	/* RFC 8767 §5: serve stale data, 1 to 3 days of it. */

@@ -97,6 +97,8 @@ struct config {
 	uint32_t		 tcp_clients;	/* concurrent connections */
 	uint32_t		 tcp_idle_timeout; /* ms, RFC 7766 */
 	uint32_t		 max_inflight;	/* upstream queries at once */
+	uint32_t		 max_waiters;	/* clients waiting on one
+						 * resolution */
 	int			 randomize_case; /* 0x20, boolean */
 	int			 serve_stale;	/* RFC 8767, boolean */
 	uint32_t		 stale_max_age;	/* seconds */

@@ -38,6 +38,7 @@ struct fetch {
 	struct transport_timer	*deadline;
 	uint64_t		 started;	/* ms */
 	TAILQ_HEAD(, fetch_waiter) waiters;
+	uint32_t		 n_waiters;
 };
 
 struct fetch_ctx {
@@ -105,10 +106,8 @@ fetch_free(struct fetch *f)
 		next = a->next;
 		attempt_free(a);
 	}
-	while ((w = TAILQ_FIRST(&f->waiters)) != NULL) {
-		TAILQ_REMOVE(&f->waiters, w, entry);
-		w->fetch = NULL;
-	}
+	while ((w = fetch_take_waiter(f)) != NULL)
+		;
 	if (f->retry != NULL)
 		ops->timer_free(f->retry);
 	if (f->deadline != NULL)
@@ -351,6 +350,12 @@ fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
 	int started = 0;
 
 	if ((f = table_find(ctx, key)) != NULL) {
+		/* A waiter more would cost memory and, at the end, one
+		 * callback's time; a burst of one name is answered now. */
+		if (w != NULL && f->n_waiters >= ctx->s.max_waiters) {
+			ctx->stats.waiters_refused++;
+			return -1;
+		}
 		ctx->stats.coalesced += w != NULL;
 	} else {
 		/* A zone spends its own budget only: a stalled upstream of
@@ -374,6 +379,7 @@ fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
 	if (w != NULL) {
 		TAILQ_INSERT_TAIL(&f->waiters, w, entry);
 		w->fetch = f;
+		f->n_waiters++;
 	}
 	return started;
 }
@@ -457,6 +463,7 @@ fetch_leave(struct fetch_waiter *w)
 	if (w->fetch == NULL)
 		return;
 	TAILQ_REMOVE(&w->fetch->waiters, w, entry);
+	w->fetch->n_waiters--;
 	w->fetch = NULL;
 }
 
@@ -465,10 +472,8 @@ fetch_take_waiter(struct fetch *f)
 {
 	struct fetch_waiter *w;
 
-	if ((w = TAILQ_FIRST(&f->waiters)) != NULL) {
-		TAILQ_REMOVE(&f->waiters, w, entry);
-		w->fetch = NULL;
-	}
+	if ((w = TAILQ_FIRST(&f->waiters)) != NULL)
+		fetch_leave(w);
 	return w;
 }
 

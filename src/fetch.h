@@ -7,7 +7,7 @@
  * most 8 sends (each a socket), all within a deadline (query-timeout).
  * Identical keys in flight share one fetch; each client waiting on it is
  * a fetch_waiter. Fetches are bounded by max-inflight and by each zone's
- * budget. Down upstreams and loops are probed through fetches too
+ * budget, the waiters of one fetch by max-waiters. Down upstreams and loops are probed through fetches too
  * (probe.h). Times are monotonic ms.
  */
 #ifndef DNSDAMPER_FETCH_H
@@ -65,6 +65,7 @@ struct fetch_settings {
 	uint16_t	edns_size;	/* our UDP payload size, octets */
 	uint32_t	query_timeout;	/* ms from start to giving up */
 	uint32_t	max_inflight;	/* fetches at once */
+	uint32_t	max_waiters;	/* waiters on one fetch */
 	int		randomize_case;	/* 0x20 */
 };
 
@@ -73,6 +74,7 @@ struct fetch_stats {
 	uint64_t	started;	/* fetches, i.e. resolutions */
 	uint64_t	coalesced;	/* waiters that joined a running fetch */
 	uint64_t	over_budget;	/* refused: max-inflight reached */
+	uint64_t	waiters_refused; /* refused: max_waiters waiting */
 	uint64_t	mismatched;	/* responses with wrong ID or question */
 	uint64_t	malformed;	/* responses to us that do not parse */
 	uint64_t	oversized;	/* UDP responses over edns_size */
@@ -119,7 +121,8 @@ void	fetch_ctx_free(struct fetch_ctx *ctx);
  * upstream (since start or reload) it is sent a loop probe first.
  * Returns 1 if it started a fetch, 0 if it joined one, or -1 (counted as
  * over_budget) if a new fetch would exceed max-inflight or the zone's own
- * budget, or if out of memory.
+ * budget, or if out of memory, or -1 (counted as waiters_refused) if w
+ * would join a fetch that has max_waiters waiting already.
  */
 int	fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
 	    const struct msg_query *q, struct zone_table *zones,

@@ -120,6 +120,8 @@ const struct parse_directive parse_top[] = {
 	    tcp_idle_timeout, 1000, 3600000),
 	PARSE_NUM("max-inflight", PARSE_NUMBER, VALUE_UNIT_NONE, max_inflight,
 	    1, 1000000),
+	PARSE_NUM("max-waiters", PARSE_NUMBER, VALUE_UNIT_NONE, max_waiters,
+	    1, 1000000),
 	PARSE_BOOL("randomize-case", randomize_case),
 	PARSE_BOOL("serve-stale", serve_stale),
 	PARSE_NUM("stale-max-age", PARSE_DURATION, VALUE_UNIT_S,

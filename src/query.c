@@ -24,6 +24,20 @@ struct query {
 	struct fetch_waiter	 waiter;
 	struct event		*client_timer;	/* RFC 8767 §5: a stale answer
 						 * goes out when it fires */
+	TAILQ_ENTRY(query)	 later;		/* in an answering */
+};
+
+/*
+ * The waiters of an ended resolution beyond the first QUERY_BATCH,
+ * answered QUERY_BATCH per turn of the event loop.
+ */
+struct answering {
+	struct query_ctx	*ctx;
+	struct cache_entry	*e;		/* owned copy of the answer, or
+						 * NULL: answer as if failed */
+	TAILQ_HEAD(, query)	 queries;
+	struct event		*ev;
+	LIST_ENTRY(answering)	 entry;		/* in ctx->answering */
 };
 
 #define QUERY_OF(wt)	((struct query *)((char *)(wt) - \
@@ -398,47 +412,148 @@ answered:
 	return QUERY_ANSWERED;
 }
 
-/* Answer one waiter of a fetch that has ended. */
+/*
+ * Answer one waiter of a fetch that has ended at now, with e, or if none
+ * from the cache (stale after a failed refresh) or else with SERVFAIL.
+ */
 static void
-answer_waiter(struct query *qr, const struct fetch_result *res,
-    const struct cache_entry *e)
+answer_waiter(struct query *qr, const struct cache_entry *e, uint64_t now)
 {
 	struct msg_reply_opts opts;
 	uint8_t *out = qr->ctx->scratch;
 	size_t len;
 
-	if (e == NULL && answer_from_cache(qr, res->now) == 0)
+	if (e == NULL && answer_from_cache(qr, now) == 0)
 		return;
 	reply_opts(qr->ctx, &qr->q, qr->client.transport, &opts);
 	if (e != NULL)
-		len = cache_entry_answer(e, &qr->q, &opts, res->now, out,
+		len = cache_entry_answer(e, &qr->q, &opts, now, out,
 		    sizeof(qr->ctx->scratch));
 	else
 		len = msg_write_error(&qr->q, MSG_RCODE_SERVFAIL, &opts, out,
 		    sizeof(qr->ctx->scratch));
 	query_send(qr, e != NULL ? METRICS_FROM_UPSTREAM : METRICS_FROM_ERROR,
-	    out, len, res->now);
+	    out, len, now);
+}
+
+static void
+answering_free(struct answering *a)
+{
+	struct query *qr;
+
+	while ((qr = TAILQ_FIRST(&a->queries)) != NULL) {
+		TAILQ_REMOVE(&a->queries, qr, later);
+		query_free(qr);
+	}
+	LIST_REMOVE(a, entry);
+	if (a->e != NULL)
+		cache_entry_free(a->e);
+	event_free(a->ev);
+	free(a);
+}
+
+/* One turn's batch; the next turn is a timer, so that the loop polls for
+ * I/O in between. */
+static void
+answering_step(evutil_socket_t fd, short what, void *arg)
+{
+	static const struct timeval next_turn = { 0, 0 };
+	struct answering *a = arg;
+	uint64_t now = clock_now_ms();
+	struct query *qr;
+	unsigned n;
+
+	(void)fd;
+	(void)what;
+	for (n = 0; n < QUERY_BATCH &&
+	    (qr = TAILQ_FIRST(&a->queries)) != NULL; n++) {
+		TAILQ_REMOVE(&a->queries, qr, later);
+		answer_waiter(qr, a->e, now);
+		query_free(qr);
+	}
+	if (TAILQ_EMPTY(&a->queries))
+		answering_free(a);
+	else
+		evtimer_add(a->ev, &next_turn);
+}
+
+/*
+ * What answers the rest of the waiters of the fetch that ended with res,
+ * from the next turn on: a copy of its answer, since the cache may drop
+ * its own. NULL if out of memory.
+ */
+static struct answering *
+answering_new(struct query_ctx *ctx, const struct fetch_result *res)
+{
+	static const struct timeval next_turn = { 0, 0 };
+	struct answering *a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	if ((a->ev = evtimer_new(ctx->base, answering_step, a)) == NULL ||
+	    (res->outcome == FETCH_ANSWER &&
+	    (a->e = cache_entry_new(ctx->cache, res->r, res->now)) == NULL) ||
+	    evtimer_add(a->ev, &next_turn) == -1) {
+		if (a->ev != NULL)
+			event_free(a->ev);
+		if (a->e != NULL)
+			cache_entry_free(a->e);
+		free(a);
+		return NULL;
+	}
+	a->ctx = ctx;
+	TAILQ_INIT(&a->queries);
+	LIST_INSERT_HEAD(&ctx->answering, a, entry);
+	return a;
+}
+
+/* Answer qr now, or, past the first QUERY_BATCH (n counts them), in a
+ * later turn through *later (made on first use). */
+static void
+answer_or_defer(struct query *qr, const struct fetch_result *res,
+    const struct cache_entry *e, unsigned n, struct answering **later)
+{
+	if (n >= QUERY_BATCH && (*later != NULL ||
+	    (*later = answering_new(qr->ctx, res)) != NULL)) {
+		/* Its answer is coming: a stale one must not go first. */
+		if (qr->client_timer != NULL)
+			evtimer_del(qr->client_timer);
+		TAILQ_INSERT_TAIL(&(*later)->queries, qr, later);
+		return;
+	}
+	answer_waiter(qr, e, res->now);
+	query_free(qr);
 }
 
 void
 query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 {
 	struct query_ctx *ctx = arg;
+	struct answering *later = NULL;
 	struct cache_entry *e = NULL;
 	struct fetch_waiter *wt;
+	unsigned n = 0;
 
 	if (res->outcome == FETCH_ANSWER)
 		e = cache_entry_new(ctx->cache, res->r, res->now);
 	else if (res->outcome == FETCH_FAILED)
 		cache_refresh_failed(ctx->cache, res->key, res->now);
 	while ((wt = fetch_take_waiter(f)) != NULL) {
-		if (res->outcome != FETCH_CANCELLED)
-			answer_waiter(QUERY_OF(wt), res, e);
-		query_free(QUERY_OF(wt));
+		if (res->outcome == FETCH_CANCELLED)
+			query_free(QUERY_OF(wt));
+		else
+			answer_or_defer(QUERY_OF(wt), res, e, n++, &later);
 	}
 	if (e == NULL)
 		return;
 	if (cache_entry_kind(e) == CACHE_POSITIVE)
 		query_srv_targets(ctx, res->r, res->key, res->now);
 	cache_insert(ctx->cache, res->key, e);
+}
+
+void
+query_cancel(struct query_ctx *ctx)
+{
+	while (!LIST_EMPTY(&ctx->answering))
+		answering_free(LIST_FIRST(&ctx->answering));
 }

@@ -5,6 +5,7 @@
 #ifndef DNSDAMPER_QUERY_H
 #define DNSDAMPER_QUERY_H
 
+#include <sys/queue.h>
 #include <netinet/in.h>
 
 #include <stddef.h>
@@ -20,11 +21,19 @@
 #include "msg.h"
 #include "zone.h"
 
+struct answering;
 struct tcpconn;
 
 /* Room for any answer: msg_write_answer keeps within opts->limit, which is
  * at most MSG_MAX_LEN (over TCP). */
 #define QUERY_ANSWER_MAX	MSG_MAX_LEN
+
+/*
+ * Waiters of an ended resolution answered per turn of the event loop:
+ * each answer is a send, and thousands at once would hold up every other
+ * client for as long (some 5 µs each).
+ */
+#define QUERY_BATCH		100
 
 /*
  * What queries are served with: one per worker (event loop), owned by it
@@ -42,6 +51,9 @@ struct query_ctx {
 	uint8_t			 scratch[QUERY_ANSWER_MAX]; /* query.c's:
 						 * an answer to a waiting
 						 * client */
+	LIST_HEAD(, answering)	 answering;	/* query.c's: resolutions
+						 * ended, waiters still to
+						 * answer */
 };
 
 enum client_transport {
@@ -103,10 +115,18 @@ enum query_status query_handle(struct query_ctx *ctx, const uint8_t *pkt,
 
 /*
  * query_fetch_done: the fetch_done_fn of a worker's fetches: stores the
- * result in the cache and answers every waiting query. arg is the
+ * result in the cache and answers every waiting query, QUERY_BATCH of
+ * them now and the rest as many per turn of ctx's event loop. arg is the
  * worker's struct query_ctx.
  */
 void	query_fetch_done(struct fetch *f, const struct fetch_result *res,
 	    void *arg);
+
+/*
+ * query_cancel: when shutting down, after the fetches: free every query
+ * of ctx whose resolution ended and that query_fetch_done had not
+ * answered yet, unanswered.
+ */
+void	query_cancel(struct query_ctx *ctx);
 
 #endif

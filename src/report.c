@@ -136,6 +136,9 @@ report_fetches(const struct report *r, const struct metrics *m,
 	scalar(w, "dnsdamper_resolutions_over_budget_total", "counter",
 	    "Resolutions refused by max-inflight or a zone's budget.",
 	    (double)fs.over_budget);
+	scalar(w, "dnsdamper_waiters_refused_total", "counter",
+	    "Queries not queued on a resolution with max-waiters waiting.",
+	    (double)fs.waiters_refused);
 	scalar(w, "dnsdamper_upstream_mismatched_total", "counter",
 	    "Upstream responses ignored: not the ID or question sent.",
 	    (double)fs.mismatched);

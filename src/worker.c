@@ -36,6 +36,7 @@ fetch_settings_of(const struct config *conf, struct fetch_settings *s)
 	s->edns_size = conf->edns_buffer_size;
 	s->query_timeout = conf->query_timeout;
 	s->max_inflight = conf->max_inflight;
+	s->max_waiters = conf->max_waiters;
 	s->randomize_case = conf->randomize_case;
 }
 
@@ -68,6 +69,7 @@ worker_new(struct event_base *base, const struct config *conf,
 	w->ctx.conf = conf;
 	w->ctx.zones = zone_table_ref(zones);
 	w->ctx.cache = cache;
+	LIST_INIT(&w->ctx.answering);
 	fetch_settings_of(conf, &s);
 	w->ctx.fetches = fetch_ctx_new(base, &s, query_fetch_done, &w->ctx);
 	w->udp = calloc(n, sizeof(*w->udp));
@@ -112,6 +114,7 @@ worker_free(struct worker *w)
 		event_free(w->probe_tick);
 	/* Fetches first: their waiters hold references on TCP clients. */
 	fetch_ctx_free(w->ctx.fetches);
+	query_cancel(&w->ctx);
 	for (i = 0; i < w->n_socks; i++) {
 		udp_server_free(w->udp[i]);
 		tcpconn_server_free(w->tcp[i]);

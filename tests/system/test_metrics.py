@@ -59,6 +59,7 @@ FAMILIES = {
     "dnsdamper_coalesced_queries_total": "counter",
     "dnsdamper_resolutions_inflight": "gauge",
     "dnsdamper_resolutions_over_budget_total": "counter",
+    "dnsdamper_waiters_refused_total": "counter",
     "dnsdamper_upstream_mismatched_total": "counter",
     "dnsdamper_upstream_malformed_total": "counter",
     "dnsdamper_upstream_oversized_total": "counter",

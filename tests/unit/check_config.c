@@ -175,6 +175,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(conf.tcp_clients, 256);
 	ck_assert_uint_eq(conf.tcp_idle_timeout, 10000);
 	ck_assert_uint_eq(conf.max_inflight, 1024);
+	ck_assert_uint_eq(conf.max_waiters, 1000);
 	ck_assert_int_eq(conf.randomize_case, 1);
 	ck_assert_uint_eq(conf.n_listen, 2);
 	assert_addr(&conf.listen[0], "127.0.0.1:53");
@@ -229,6 +230,7 @@ START_TEST(test_every_directive)
 	    "tcp-clients 100000\n"
 	    "tcp-idle-timeout 1h\n"
 	    "max-inflight 7\n"
+	    "max-waiters 1\n"
 	    "randomize-case no\n"
 	    "serve-stale no\n"
 	    "stale-max-age 3d\n"
@@ -263,6 +265,7 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(conf.tcp_clients, 100000);
 	ck_assert_uint_eq(conf.tcp_idle_timeout, 3600 * 1000);
 	ck_assert_uint_eq(conf.max_inflight, 7);
+	ck_assert_uint_eq(conf.max_waiters, 1);
 	ck_assert_int_eq(conf.randomize_case, 0);
 	ck_assert_int_eq(conf.serve_stale, 0);
 	ck_assert_uint_eq(conf.stale_max_age, 3 * 86400);
@@ -284,7 +287,7 @@ START_TEST(test_every_directive)
 	ck_assert_int_eq(fw->policy, CONFIG_POLICY_HASH);
 	ck_assert_uint_eq(fw->max_inflight, 5);
 	ck_assert_str_eq(fw->where.file, "x.conf");
-	ck_assert_int_eq(fw->where.line, 31);
+	ck_assert_int_eq(fw->where.line, 32);
 	config_free(&conf);
 }
 END_TEST
@@ -451,6 +454,8 @@ static const struct error_case {
 	  "x.conf:1: tcp-idle-timeout: 2h is out of range (1s to 1h)\n" },
 	{ "max-inflight 1000001\n",
 	  "x.conf:1: max-inflight: 1000001 is out of range (1 to 1000000)\n" },
+	{ "max-waiters 0\n",
+	  "x.conf:1: max-waiters: 0 is out of range (1 to 1000000)\n" },
 	{ "randomize-case maybe\n",
 	  "x.conf:1: randomize-case: \"maybe\" is not yes or no\n" },
 	{ "resolv-conf \"\"\n",
@@ -892,6 +897,7 @@ START_TEST(test_print_canonical)
 	    "tcp-clients 256\n"
 	    "tcp-idle-timeout 10s\n"
 	    "max-inflight 1024\n"
+	    "max-waiters 1000\n"
 	    "randomize-case yes\n"
 	    "serve-stale yes\n"
 	    "stale-max-age 1d\n"

@@ -81,6 +81,7 @@ struct scenario {
 	uint32_t	 query_timeout;	/* ms; 0: 2000 */
 	uint32_t	 max_inflight;	/* 0: 100 */
 	uint32_t	 zone_inflight;	/* the zone's own max-inflight, or 0 */
+	uint32_t	 max_waiters;	/* 0: 100 */
 	struct step	 steps[MAX_STEPS];
 };
 
@@ -244,6 +245,19 @@ static const struct scenario scenarios[] = {
 		ASK("c.example.", 1),
 		SENT(0, "c.example."),
 	} },
+	{ .what = "max-waiters: a client more does not wait on the fetch, "
+	    "and is counted", .max_waiters = 2, .steps = {
+		ASK("a.example.", 1),
+		ASK("a.example.", 0),
+		ASK("a.example.", -1),
+		ASK("b.example.", 1),	/* another fetch has its own */
+		STATS(.started = 2, .coalesced = 1, .waiters_refused = 1,
+		    .inflight = 2),
+		SENT(0, "a.example."),
+		SENT(0, "b.example."),
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 2),
+	} },
 	{ .what = "a zone's own max-inflight binds below the global one",
 	    .zone_inflight = 1, .steps = {
 		ASK("a.example.", 1),
@@ -306,7 +320,8 @@ world_new(struct world *w, const struct scenario *sc)
 {
 	static const struct cache_limits lim = { 0, 86400, 3600, 5, 0, 30,
 	    30 };
-	struct fetch_settings s = { 1232, 2000, 100, 1 };
+	struct fetch_settings s = { .edns_size = 1232, .query_timeout = 2000,
+	    .max_inflight = 100, .max_waiters = 100, .randomize_case = 1 };
 	struct config_forward fw;
 	struct config conf;
 	const char *err;
@@ -331,6 +346,8 @@ world_new(struct world *w, const struct scenario *sc)
 		s.query_timeout = sc->query_timeout;
 	if (sc->max_inflight > 0)
 		s.max_inflight = conf.max_inflight = sc->max_inflight;
+	if (sc->max_waiters > 0)
+		s.max_waiters = sc->max_waiters;
 	ck_assert_ptr_nonnull(w->cache = cache_new(1 << 20, &lim));
 	ck_assert_ptr_nonnull(w->reg = upstream_registry_new(50, 2000));
 	ck_assert_ptr_nonnull(w->zones = zone_table_new(w->reg, &conf));
@@ -521,6 +538,7 @@ stats(struct world *w, const struct step *st)
 	ck_assert_uint_eq(fs.started, st->st.started);
 	ck_assert_uint_eq(fs.coalesced, st->st.coalesced);
 	ck_assert_uint_eq(fs.over_budget, st->st.over_budget);
+	ck_assert_uint_eq(fs.waiters_refused, st->st.waiters_refused);
 	ck_assert_uint_eq(fs.mismatched, st->st.mismatched);
 	ck_assert_uint_eq(fs.malformed, st->st.malformed);
 	ck_assert_uint_eq(fs.oversized, st->st.oversized);

@@ -1,0 +1,281 @@
+/*
+ * check_query.c: client queries waiting on one resolution, on a scripted
+ * upstream (testnet.h) and a real event loop: how many may wait
+ * (max-waiters), and how many are answered per turn of the loop when the
+ * resolution ends (QUERY_BATCH).
+ */
+#include "autoconf.h"
+
+#include <check.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "cache.h"
+#include "check_main.h"
+#include "config.h"
+#include "fetch.h"
+#include "query.h"
+#include "testnet.h"
+#include "testpkt.h"
+#include "upstream.h"
+#include "wire.h"
+#include "zone.h"
+
+#define MAX_CLIENTS	400
+
+/* What a client was sent, by query ID. */
+struct answers {
+	unsigned	 sent;		/* answers in all */
+	unsigned	 rcode[MAX_CLIENTS];	/* +1: 0 is "none yet" */
+	int		 held;		/* hold - release */
+};
+
+static struct answers got;
+
+static void
+record_send(const struct client *c, const uint8_t *buf, size_t len)
+{
+	uint16_t id = wire_rd16(buf);
+
+	(void)c;
+	ck_assert_uint_ge(len, MSG_HEADER_LEN);
+	ck_assert_uint_lt(id, MAX_CLIENTS);
+	ck_assert_msg(got.rcode[id] == 0, "query %u answered twice", id);
+	got.rcode[id] = MSG_RCODE(wire_rd16(buf + 2)) + 1;
+	got.sent++;
+}
+
+static void
+record_hold(const struct client *c)
+{
+	(void)c;
+	got.held++;
+}
+
+static void
+record_release(const struct client *c)
+{
+	(void)c;
+	got.held--;
+}
+
+static const struct client_ops ops = { record_send, record_hold,
+    record_release };
+
+/* A worker's context on a scripted upstream: zone "example." forwarded
+ * to 127.0.0.1:5301. */
+struct world {
+	struct testnet		 net;
+	struct config		 conf;
+	struct config_forward	 fw;
+	struct addr		 up;
+	struct upstream_registry *reg;
+	struct query_ctx	 ctx;
+};
+
+static void
+world_new(struct world *w, uint32_t max_waiters)
+{
+	static const struct cache_limits lim = { 0, 86400, 3600, 5, 86400,
+	    30, 30 };
+	struct fetch_settings s = { .edns_size = 1232, .query_timeout = 2000,
+	    .max_inflight = 100, .randomize_case = 0 };
+	const char *err;
+
+	memset(w, 0, sizeof(*w));
+	memset(&got, 0, sizeof(got));
+	testnet_init(&w->net, 1000000);
+	ck_assert_int_eq(config_defaults(&w->conf), 0);
+	ck_assert_int_eq(addr_parse("127.0.0.1:5301", 53, &w->up, &err), 0);
+	w->fw.zone = "example.";
+	w->fw.upstreams = &w->up;
+	w->fw.n_upstreams = 1;
+	w->conf.forwards = &w->fw;
+	w->conf.n_forwards = 1;
+	s.max_waiters = w->conf.max_waiters = max_waiters;
+	ck_assert_ptr_nonnull(w->reg = upstream_registry_new(50, 2000));
+	ck_assert_ptr_nonnull(w->ctx.base = event_base_new());
+	w->ctx.conf = &w->conf;
+	ck_assert_ptr_nonnull(w->ctx.zones = zone_table_new(w->reg,
+	    &w->conf));
+	ck_assert_ptr_nonnull(w->ctx.cache = cache_new(1 << 20, &lim));
+	ck_assert_ptr_nonnull(w->ctx.fetches = fetch_ctx_new_on(&w->net.t,
+	    &s, query_fetch_done, &w->ctx));
+	LIST_INIT(&w->ctx.answering);
+	/* No loop probe: one query out, the one under test. */
+	zone_at(w->ctx.zones, 0)->upstreams[0]->loop_checked = 1;
+}
+
+static void
+world_free(struct world *w)
+{
+	fetch_ctx_free(w->ctx.fetches);
+	query_cancel(&w->ctx);
+	ck_assert_int_eq(got.held, 0);
+	zone_table_unref(w->ctx.zones);
+	upstream_registry_free(w->reg);
+	cache_free(w->ctx.cache);
+	event_base_free(w->ctx.base);
+	w->conf.forwards = NULL;	/* not the config's to free */
+	w->conf.n_forwards = 0;
+	config_free(&w->conf);
+}
+
+/*
+ * Client id asks a.example. A over UDP; the status query_handle gives,
+ * with the rcode of an answer given at once in *rcode.
+ */
+static enum query_status
+ask(struct world *w, uint16_t id, unsigned *rcode)
+{
+	struct testpkt t = testpkt_query("a.example.", LDNS_RR_TYPE_A, LDNS_RD,
+	    1232, 0);
+	struct client c;
+	uint8_t out[QUERY_ANSWER_MAX];
+	enum query_status st;
+	size_t len;
+
+	memset(&c, 0, sizeof(c));
+	c.ops = &ops;
+	c.transport = CLIENT_UDP;
+	wire_wr16(t.wire, id);
+	st = query_handle(&w->ctx, t.wire, t.len, &c, w->net.now, out,
+	    sizeof(out), &len);
+	if (st == QUERY_ANSWERED)
+		*rcode = MSG_RCODE(wire_rd16(out + 2));
+	testpkt_free(&t);
+	return st;
+}
+
+/* The upstream answers the one query sent: A 192.0.2.1, TTL 300. */
+static void
+upstream_answers(struct world *w)
+{
+	struct testpkt t = testpkt_response("a.example.", LDNS_RR_TYPE_A, 0,
+	    1232, "an|a.example. 300 IN A 192.0.2.1", NULL);
+
+	ck_assert_uint_eq(w->net.n_sent, 1);
+	memcpy(t.wire, w->net.sent[0].msg, 2);		/* its ID */
+	testnet_deliver(&w->net.sent[0], t.wire, t.len);
+	testpkt_free(&t);
+}
+
+/*
+ * 350 clients wait on one resolution. When it ends, QUERY_BATCH = 100
+ * are answered in the callback, and then at most 100 per turn of the
+ * event loop (350 = 100 + 100 + 100 + 50), never all at once; the answer
+ * is in the cache from the start, for the clients that come meanwhile.
+ */
+START_TEST(waiters_answered_over_turns)
+{
+	struct world w;
+	struct cache_result res;
+	struct cache_key key;
+	unsigned turns[8], before, rcode, i, n = 350;
+	struct testpkt q;
+	struct msg_query mq;
+	size_t t = 0;
+
+	world_new(&w, 1000);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(ask(&w, (uint16_t)i, &rcode), QUERY_PENDING);
+	ck_assert_int_eq(got.held, (int)n);
+	upstream_answers(&w);
+	ck_assert_uint_eq(got.sent, QUERY_BATCH);
+	q = testpkt_query("a.example.", LDNS_RR_TYPE_A, LDNS_RD, 1232, 0);
+	ck_assert_int_eq(msg_parse_query(q.wire, q.len, &mq), MSG_PARSE_OK);
+	cache_key_make(w.ctx.cache, &mq.q, 0, 0, &key);
+	cache_lookup(w.ctx.cache, &key, &mq, NULL, w.net.now, NULL, 0, &res);
+	ck_assert_int_eq(res.state, CACHE_FRESH);
+	testpkt_free(&q);
+	while (got.sent < n && t < 8) {
+		before = got.sent;
+		ck_assert_int_eq(event_base_loop(w.ctx.base, EVLOOP_ONCE |
+		    EVLOOP_NONBLOCK), 0);
+		turns[t++] = got.sent - before;
+	}
+	ck_assert_uint_eq(got.sent, n);
+	ck_assert_uint_eq(t, 3);
+	ck_assert_uint_eq(turns[0], QUERY_BATCH);
+	ck_assert_uint_eq(turns[1], QUERY_BATCH);
+	ck_assert_uint_eq(turns[2], 50);
+	for (i = 0; i < n; i++)
+		ck_assert_uint_eq(got.rcode[i], MSG_RCODE_NOERROR + 1);
+	ck_assert_int_eq(got.held, 0);
+	world_free(&w);
+}
+END_TEST
+
+/*
+ * A failed resolution too: every waiter gets SERVFAIL (nothing stale to
+ * give), a batch per turn.
+ */
+START_TEST(failure_answered_over_turns)
+{
+	struct world w;
+	unsigned rcode, i, n = 250;
+
+	world_new(&w, 1000);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(ask(&w, (uint16_t)i, &rcode), QUERY_PENDING);
+	testnet_pass(&w.net, 2000);		/* query-timeout */
+	ck_assert_uint_eq(got.sent, QUERY_BATCH);
+	ck_assert_int_eq(event_base_loop(w.ctx.base, EVLOOP_ONCE |
+	    EVLOOP_NONBLOCK), 0);
+	ck_assert_uint_eq(got.sent, 2 * QUERY_BATCH);
+	ck_assert_int_eq(event_base_loop(w.ctx.base, EVLOOP_ONCE |
+	    EVLOOP_NONBLOCK), 0);
+	ck_assert_uint_eq(got.sent, n);
+	for (i = 0; i < n; i++)
+		ck_assert_uint_eq(got.rcode[i], MSG_RCODE_SERVFAIL + 1);
+	world_free(&w);
+}
+END_TEST
+
+/*
+ * max-waiters 10: the 11th and later clients do not wait; with nothing
+ * in the cache they get SERVFAIL at once. The 10 get the answer.
+ */
+START_TEST(max_waiters_servfail_at_once)
+{
+	struct world w;
+	struct fetch_stats fs;
+	unsigned rcode, i;
+
+	world_new(&w, 10);
+	for (i = 0; i < 10; i++)
+		ck_assert_int_eq(ask(&w, (uint16_t)i, &rcode), QUERY_PENDING);
+	for (i = 10; i < 15; i++) {
+		ck_assert_int_eq(ask(&w, (uint16_t)i, &rcode), QUERY_ANSWERED);
+		ck_assert_uint_eq(rcode, MSG_RCODE_SERVFAIL);
+	}
+	fetch_stats(w.ctx.fetches, &fs);
+	ck_assert_uint_eq(fs.waiters_refused, 5);
+	ck_assert_uint_eq(fs.coalesced, 9);
+	upstream_answers(&w);
+	ck_assert_uint_eq(got.sent, 10);
+	for (i = 0; i < 10; i++)
+		ck_assert_uint_eq(got.rcode[i], MSG_RCODE_NOERROR + 1);
+	world_free(&w);
+}
+END_TEST
+
+static Suite *
+query_suite(void)
+{
+	Suite *s = suite_create("query");
+	TCase *tc = tcase_create("waiters");
+
+	tcase_add_test(tc, waiters_answered_over_turns);
+	tcase_add_test(tc, failure_answered_over_turns);
+	tcase_add_test(tc, max_waiters_servfail_at_once);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return check_main_run(query_suite());
+}
