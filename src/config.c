@@ -100,6 +100,9 @@ config_defaults(struct config *conf)
 	conf->stale_refresh_interval = 30;
 	conf->prefetch = 1;
 	conf->srv_prefetch_targets = 1;
+	/* dnsdamperctl and a scrape or two at a time, with room to spare. */
+	conf->control_clients = 16;
+	conf->metrics_clients = 16;
 	conf->log = CONFIG_LOG_STDERR;
 	return config_reset_strings(conf, 1);
 }

@@ -112,8 +112,10 @@ struct config {
 	char			*control_mode_str; /* owned; octal, as given */
 	unsigned		 control_mode;	/* from control_mode_str */
 	char			*control_group;	/* owned; group or "none" */
+	uint32_t		 control_clients; /* HTTP connections at once */
 	char			*metrics_listen_str; /* owned; or "none" */
 	struct addr		 metrics_listen; /* len 0: none */
+	uint32_t		 metrics_clients; /* HTTP connections at once */
 	char			*cache_file;	/* owned; path or "none" */
 	char			*user;		/* owned; to run as */
 	enum config_log		 log;

@@ -22,6 +22,7 @@
 #include "cachedump.h"
 #include "clock.h"
 #include "control.h"
+#include "ctlconn.h"
 #include "log.h"
 #include "metrics.h"
 #include "zone.h"
@@ -29,12 +30,21 @@
 #define PROMETHEUS_TYPE	"text/plain; version=0.0.4; charset=utf-8"
 #define JSON_TYPE	"application/json"
 #define TEXT_TYPE	"text/plain; charset=utf-8"
+/*
+ * A request's line and headers, and its body, at most: ours are a path
+ * with a query string of a name or two and no body, and without a bound
+ * evhttp would buffer (and rescan) a header line as long as it is sent.
+ */
+#define CONTROL_HEADERS_MAX	8192
+#define CONTROL_BODY_MAX	4096
 
 struct census;
 
 struct control {
 	struct evhttp		*http;		/* the unix socket */
 	struct evhttp		*metrics;	/* metrics-listen, or NULL */
+	struct ctlconn_set	*http_conns;	/* their connections */
+	struct ctlconn_set	*metrics_conns;
 	struct event_base	*base;
 	struct report		 report;
 	control_reload_fn	 reload;
@@ -205,6 +215,36 @@ content_type(enum report_format f)
 	return f == REPORT_TEXT ? TEXT_TYPE : JSON_TYPE;
 }
 
+/* The connections of the control socket and metrics-listen. */
+static void
+connections_report(const struct control *c, const struct metrics_writer *w)
+{
+	const struct ctlconn_set *sets[2] = { c->http_conns, c->metrics_conns };
+	const char *labels[2] = { "listener", NULL };
+	const char *names[2] = { "control", "metrics" };
+	size_t i;
+
+	w->family(w->ctx, "dnsdamper_control_connections", "gauge",
+	    "HTTP connections open on the control socket or metrics-listen.");
+	for (i = 0; i < 2; i++)
+		if (sets[i] != NULL) {
+			labels[1] = names[i];
+			w->sample(w->ctx, "dnsdamper_control_connections", labels,
+			    1, ctlconn_open(sets[i]));
+		}
+	w->end_family(w->ctx);
+	w->family(w->ctx, "dnsdamper_control_refused_total", "counter",
+	    "HTTP connections refused: control-clients or metrics-clients "
+	    "were open.");
+	for (i = 0; i < 2; i++)
+		if (sets[i] != NULL) {
+			labels[1] = names[i];
+			w->sample(w->ctx, "dnsdamper_control_refused_total",
+			    labels, 1, (double)ctlconn_refused_total(sets[i]));
+		}
+	w->end_family(w->ctx);
+}
+
 /*
  * Every figure, once the census is done: the Prometheus exposition for
  * /metrics; for /stats, JSON or (?format=text) text.
@@ -228,6 +268,7 @@ figures_reply(struct census *cs)
 	else
 		metrics_json_writer(&w, &j, b);
 	report_metrics(&cs->c->report, cs->stale, &w);
+	connections_report(cs->c, &w);
 	if (!cs->prometheus && f == REPORT_JSON)
 		metrics_json_finish(&j);
 	reply(cs->req, HTTP_OK, "OK", cs->prometheus ? PROMETHEUS_TYPE :
@@ -423,11 +464,18 @@ post_reload(struct control *c, struct evhttp_request *req)
 
 static void dump_next(struct evhttp_connection *, void *);
 
+/*
+ * The client left mid-dump: libevent has handed req back to us (it frees
+ * only the requests it still holds, which it does itself at evhttp_free).
+ */
 static void
-dump_closed(struct evhttp_connection *evcon, void *arg)
+dump_closed(void *arg)
 {
-	(void)evcon;
-	free(arg);
+	struct dump *d = arg;
+
+	if (evhttp_request_get_connection(d->req) == NULL)
+		evhttp_request_free(d->req);
+	free(d);
 }
 
 /* Send the next non-empty slice; after the last one, end the reply. */
@@ -442,7 +490,7 @@ dump_next(struct evhttp_connection *evcon, void *arg)
 	    d->slice < cache_slices(cache))
 		cachedump_slice(cache, d->slice++, clock_now_ms(), b);
 	if (b == NULL || evbuffer_get_length(b) == 0) {
-		evhttp_connection_set_closecb(evcon, NULL, NULL);
+		(void)ctlconn_on_close(d->c->http_conns, d->req, NULL, NULL);
 		evhttp_send_reply_end(d->req);
 		free(d);
 	} else
@@ -454,21 +502,20 @@ dump_next(struct evhttp_connection *evcon, void *arg)
 static void
 get_cache(struct control *c, struct evhttp_request *req)
 {
-	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	struct dump *d;
 
-	if ((d = calloc(1, sizeof(*d))) == NULL) {
+	if ((d = calloc(1, sizeof(*d))) == NULL ||
+	    ctlconn_on_close(c->http_conns, req, dump_closed, d) == -1) {
+		free(d);
 		evhttp_send_error(req, HTTP_INTERNAL, NULL);
 		return;
 	}
 	d->c = c;
 	d->req = req;
-	/* If the client goes away mid-dump, libevent frees req: so do we. */
-	evhttp_connection_set_closecb(evcon, dump_closed, d);
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "Content-Type", TEXT_TYPE);
 	evhttp_send_reply_start(req, HTTP_OK, "OK");
-	dump_next(evcon, d);
+	dump_next(evhttp_request_get_connection(req), d);
 }
 
 static const struct route {
@@ -486,12 +533,20 @@ static const struct route {
 };
 
 static void
-dispatch(struct control *c, struct evhttp_request *req, size_t n_routes)
+dispatch(struct control *c, struct ctlconn_set *conns,
+    struct evhttp_request *req, size_t n_routes)
 {
 	const char *path = evhttp_uri_get_path(
 	    evhttp_request_get_evhttp_uri(req));
 	size_t i;
 
+	if (ctlconn_refused(conns, req)) {
+		evhttp_add_header(evhttp_request_get_output_headers(req),
+		    "Connection", "close");
+		reply_error(req, 503, "Service Unavailable",
+		    "too many connections");
+		return;
+	}
 	for (i = 0; path != NULL && i < n_routes; i++) {
 		if (strcmp(path, routes[i].path) != 0)
 			continue;
@@ -513,25 +568,34 @@ dispatch(struct control *c, struct evhttp_request *req, size_t n_routes)
 static void
 control_cb(struct evhttp_request *req, void *arg)
 {
-	dispatch(arg, req, sizeof(routes) / sizeof(routes[0]));
+	struct control *c = arg;
+
+	dispatch(c, c->http_conns, req, sizeof(routes) / sizeof(routes[0]));
 }
 
 /* metrics-listen serves the first route alone: /metrics. */
 static void
 metrics_cb(struct evhttp_request *req, void *arg)
 {
-	dispatch(arg, req, 1);
+	struct control *c = arg;
+
+	dispatch(c, c->metrics_conns, req, 1);
 }
 
-/* An evhttp on listening socket fd, which it owns (closed on error). */
+/*
+ * An evhttp on listening socket fd, which it owns (closed on error), with
+ * at most max connections at once, counted in *conns.
+ */
 static struct evhttp *
-serve(struct event_base *base, int fd, void (*cb)(struct evhttp_request *,
-    void *), void *arg)
+serve(struct event_base *base, int fd, unsigned max,
+    struct ctlconn_set **conns, void (*cb)(struct evhttp_request *, void *),
+    void *arg)
 {
 	struct evconnlistener *l = NULL;
 	struct evhttp *http;
 
 	if ((http = evhttp_new(base)) == NULL ||
+	    (*conns = ctlconn_set_new(base, http, max)) == NULL ||
 	    (l = evconnlistener_new(base, NULL, NULL, LEV_OPT_CLOSE_ON_FREE,
 	    -1, fd)) == NULL || evhttp_bind_listener(http, l) == NULL) {
 		if (l != NULL)
@@ -540,8 +604,12 @@ serve(struct event_base *base, int fd, void (*cb)(struct evhttp_request *,
 			close(fd);
 		if (http != NULL)
 			evhttp_free(http);
+		ctlconn_set_free(*conns);
+		*conns = NULL;
 		return NULL;
 	}
+	evhttp_set_max_headers_size(http, CONTROL_HEADERS_MAX);
+	evhttp_set_max_body_size(http, CONTROL_BODY_MAX);
 	/* Every method reaches dispatch, which says 405 and what to use. */
 	evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
 	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
@@ -554,7 +622,8 @@ serve(struct event_base *base, int fd, void (*cb)(struct evhttp_request *,
 
 struct control *
 control_new(struct event_base *base, int unix_fd, int tcp_fd,
-    const struct report *report, control_reload_fn reload, void *arg)
+    const struct control_limits *lim, const struct report *report,
+    control_reload_fn reload, void *arg)
 {
 	struct control *c;
 
@@ -571,9 +640,11 @@ control_new(struct event_base *base, int unix_fd, int tcp_fd,
 	c->reload_arg = arg;
 	LIST_INIT(&c->censuses);
 	if (unix_fd != -1)
-		c->http = serve(base, unix_fd, control_cb, c);
+		c->http = serve(base, unix_fd, lim->control_clients,
+		    &c->http_conns, control_cb, c);
 	if (tcp_fd != -1)
-		c->metrics = serve(base, tcp_fd, metrics_cb, c);
+		c->metrics = serve(base, tcp_fd, lim->metrics_clients,
+		    &c->metrics_conns, metrics_cb, c);
 	if ((unix_fd != -1 && c->http == NULL) ||
 	    (tcp_fd != -1 && c->metrics == NULL)) {
 		control_free(c);
@@ -594,5 +665,7 @@ control_free(struct control *c)
 		evhttp_free(c->http);
 	if (c->metrics != NULL)
 		evhttp_free(c->metrics);
+	ctlconn_set_free(c->http_conns);
+	ctlconn_set_free(c->metrics_conns);
 	free(c);
 }

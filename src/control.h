@@ -40,13 +40,23 @@ int	control_open_unix(const char *path, mode_t mode, gid_t gid);
 /* control_open_tcp: a listening TCP socket at a; -1 with errno set. */
 int	control_open_tcp(const struct addr *a);
 
+/* How many HTTP connections each listener may have open at once. */
+struct control_limits {
+	unsigned	control_clients;	/* the unix socket */
+	unsigned	metrics_clients;	/* metrics-listen */
+};
+
 /*
  * control_new: serve the control API on unix_fd and /metrics on tcp_fd
- * (either may be -1) in base; the descriptors pass to the control.
- * report is copied; reload is called with arg. Returns NULL on error.
+ * (either may be -1) in base; the descriptors pass to the control. A
+ * request's line and headers may take 8 KiB, its body 4 KiB (beyond:
+ * an error, and the connection closed); connections beyond lim's (read
+ * now) are refused. report is copied; reload is called with arg. Returns
+ * NULL on error.
  */
 struct control *control_new(struct event_base *base, int unix_fd, int tcp_fd,
-	    const struct report *report, control_reload_fn reload, void *arg);
+	    const struct control_limits *lim, const struct report *report,
+	    control_reload_fn reload, void *arg);
 
 /* control_free: close the sockets and connections. NULL is allowed. */
 void	control_free(struct control *c);

@@ -180,12 +180,14 @@ warn_restart_only(const struct daemon *d, const struct config *conf)
 	if (strcmp(conf->control, d->conf.control) != 0 ||
 	    conf->control_mode != d->conf.control_mode ||
 	    strcmp(conf->control_group, d->conf.control_group) != 0 ||
+	    conf->control_clients != d->conf.control_clients ||
 	    strcmp(conf->metrics_listen_str, d->conf.metrics_listen_str) != 0 ||
+	    conf->metrics_clients != d->conf.metrics_clients ||
 	    strcmp(conf->cache_file, d->conf.cache_file) != 0 ||
 	    strcmp(conf->user, d->conf.user) != 0)
 		log_warnx("control, control-mode, control-group, "
-		    "metrics-listen, cache-file and user take effect at "
-		    "restart");
+		    "control-clients, metrics-listen, metrics-clients, "
+		    "cache-file and user take effect at restart");
 }
 
 /*
@@ -421,6 +423,7 @@ store_listeners(const struct daemon *d)
 static int
 start(struct daemon *d)
 {
+	struct control_limits clim;
 	struct cache_limits lim;
 	struct priv_user u;
 	struct report report;
@@ -450,9 +453,11 @@ start(struct daemon *d)
 	report.cache = d->cache;
 	report.upstreams = d->upstreams;
 	report.start_time = d->start_time;
+	clim.control_clients = d->conf.control_clients;
+	clim.metrics_clients = d->conf.metrics_clients;
 	if ((d->control_fd != -1 || d->metrics_fd != -1) &&
 	    (d->control = control_new(d->base, d->control_fd, d->metrics_fd,
-	    &report, control_reload, d)) == NULL)
+	    &clim, &report, control_reload, d)) == NULL)
 		return -1;
 	d->control_fd = d->metrics_fd = -1;	/* the control owns them */
 	if (start_events(d) == -1) {

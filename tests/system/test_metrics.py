@@ -76,6 +76,8 @@ FAMILIES = {
     "dnsdamper_upstream_response_seconds": "histogram",
     "dnsdamper_upstream_up": "gauge",
     "dnsdamper_upstream_rtt_seconds": "gauge",
+    "dnsdamper_control_connections": "gauge",
+    "dnsdamper_control_refused_total": "counter",
 }
 
 

@@ -176,6 +176,8 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(conf.tcp_idle_timeout, 10000);
 	ck_assert_uint_eq(conf.max_inflight, 1024);
 	ck_assert_uint_eq(conf.max_waiters, 1000);
+	ck_assert_uint_eq(conf.control_clients, 16);
+	ck_assert_uint_eq(conf.metrics_clients, 16);
 	ck_assert_int_eq(conf.randomize_case, 1);
 	ck_assert_uint_eq(conf.n_listen, 2);
 	assert_addr(&conf.listen[0], "127.0.0.1:53");
@@ -242,7 +244,9 @@ START_TEST(test_every_directive)
 	    "control \"/tmp/my control.sock\"\n"
 	    "control-mode 0600\n"
 	    "control-group nogroup\n"
+	    "control-clients 1\n"
 	    "metrics-listen 127.0.0.1:9153\n"
+	    "metrics-clients 1024\n"
 	    "cache-file none\n"
 	    "user nobody\n"
 	    "log syslog\n"
@@ -266,6 +270,8 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(conf.tcp_idle_timeout, 3600 * 1000);
 	ck_assert_uint_eq(conf.max_inflight, 7);
 	ck_assert_uint_eq(conf.max_waiters, 1);
+	ck_assert_uint_eq(conf.control_clients, 1);
+	ck_assert_uint_eq(conf.metrics_clients, 1024);
 	ck_assert_int_eq(conf.randomize_case, 0);
 	ck_assert_int_eq(conf.serve_stale, 0);
 	ck_assert_uint_eq(conf.stale_max_age, 3 * 86400);
@@ -287,7 +293,7 @@ START_TEST(test_every_directive)
 	ck_assert_int_eq(fw->policy, CONFIG_POLICY_HASH);
 	ck_assert_uint_eq(fw->max_inflight, 5);
 	ck_assert_str_eq(fw->where.file, "x.conf");
-	ck_assert_int_eq(fw->where.line, 32);
+	ck_assert_int_eq(fw->where.line, 34);
 	config_free(&conf);
 }
 END_TEST
@@ -456,6 +462,8 @@ static const struct error_case {
 	  "x.conf:1: max-inflight: 1000001 is out of range (1 to 1000000)\n" },
 	{ "max-waiters 0\n",
 	  "x.conf:1: max-waiters: 0 is out of range (1 to 1000000)\n" },
+	{ "metrics-clients 1025\n",
+	  "x.conf:1: metrics-clients: 1025 is out of range (1 to 1024)\n" },
 	{ "randomize-case maybe\n",
 	  "x.conf:1: randomize-case: \"maybe\" is not yes or no\n" },
 	{ "resolv-conf \"\"\n",
@@ -909,7 +917,9 @@ START_TEST(test_print_canonical)
 	    "control /run/dnsdamper/control.sock\n"
 	    "control-mode 0660\n"
 	    "control-group none\n"
+	    "control-clients 16\n"
 	    "metrics-listen none\n"
+	    "metrics-clients 16\n"
 	    "cache-file /var/lib/dnsdamper/cache.dump\n"
 	    "user dnsdamper\n"
 	    "log stderr\n"
