@@ -7,6 +7,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -96,11 +97,36 @@ stale_socket(const char *path)
 	return !in_use;
 }
 
+/*
+ * Bind fd to sun with the socket file made with mode (on Linux only the
+ * umask sets a unix socket's mode: fchmod on the descriptor does not) and,
+ * if we may act as gid (root may), group gid: nothing is done by path
+ * after it exists, where whoever can write in its directory could have
+ * put another file. *grouped says whether it got gid.
+ */
+static int
+bind_made_as(int fd, const struct sockaddr_un *sun, mode_t mode, gid_t gid,
+    int *grouped)
+{
+	mode_t mask = umask(~mode & 0777);
+	gid_t egid = getegid();
+	int rc, saved;
+
+	*grouped = gid == (gid_t)-1 || setegid(gid) == 0;
+	rc = bind(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	saved = errno;
+	if (gid != (gid_t)-1 && *grouped && setegid(egid) == -1)
+		fatal("setegid back to %u", (unsigned)egid);
+	umask(mask);
+	errno = saved;
+	return rc;
+}
+
 int
 control_open_unix(const char *path, mode_t mode, gid_t gid)
 {
 	struct sockaddr_un sun;
-	int fd, saved;
+	int fd, saved, grouped;
 
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
@@ -115,12 +141,18 @@ control_open_unix(const char *path, mode_t mode, gid_t gid)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd == -1)
 		goto fail;
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
+	if (bind_made_as(fd, &sun, mode, gid, &grouped) == -1)
 		goto fail;
-	/* Without the group (e.g. not a member of it), the owner still can. */
-	if (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) == -1)
+	/*
+	 * Not root, but maybe a member of gid (supplementary groups are not
+	 * enough for setegid): then we can change only files of our own,
+	 * and never through a symbolic link. Without the group, the owner
+	 * still can connect.
+	 */
+	if (!grouped && fchownat(AT_FDCWD, path, (uid_t)-1, gid,
+	    AT_SYMLINK_NOFOLLOW) == -1)
 		log_warn("control %s: control-group not applied", path);
-	if (chmod(path, mode) == -1 || listen(fd, 16) == -1) {
+	if (listen(fd, 16) == -1) {
 		saved = errno;
 		(void)unlink(path);
 		errno = saved;

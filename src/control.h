@@ -31,9 +31,10 @@ typedef int (*control_reload_fn)(void *arg, struct evbuffer *errors);
 
 /*
  * control_open_unix: a listening unix stream socket at path, replacing a
- * stale socket file there, with permissions mode and, if gid is not
- * (gid_t)-1, that group. Returns the descriptor, or -1 with errno set
- * (after logging why).
+ * stale socket file there, made with permissions mode and, if gid is not
+ * (gid_t)-1, that group (as root: set as bind() makes the file, so that
+ * nothing is done by path to a file someone could swap in after). Returns
+ * the descriptor, or -1 with errno set (after logging why).
  */
 int	control_open_unix(const char *path, mode_t mode, gid_t gid);
 

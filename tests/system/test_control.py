@@ -480,6 +480,48 @@ def test_control_mode_and_group_applied(dnsdamper, bind):
     assert d2.control().get("/metrics").status == 200
 
 
+def test_control_socket_made_with_mode_and_group_never_by_path(
+        dnsdamper, bind):
+    """The socket file must have its mode and group from the moment bind()
+    makes it (as root), never get them by a chmod or chown of its path
+    after: its directory is the daemon user's, who could put another file
+    there in between (a link to /etc/shadow, say) for root to change. On
+    Linux only the umask sets a unix socket's mode. Watched with strace:
+    the daemon is made to stop right after the control socket, by a
+    metrics-listen port already taken."""
+    group = _other_group()
+    if group is None or os.geteuid() != 0:
+        pytest.skip("needs root and a group other than ours")
+    with socket.socket() as taken:
+        taken.bind((ports.LOOPBACK, 0))
+        taken.listen(1)
+        d = dnsdamper([Forward(".", [bind])], start=False,
+                      extra=["control-mode 0640",
+                             f"control-group {group[0]}",
+                             f"metrics-listen 127.0.0.1:"
+                             f"{taken.getsockname()[1]}"])
+        trace = d.dir / "strace.out"
+        d.wrapper = ["strace", "-f", "-qq", "-o", str(trace), "-e",
+                     "trace=umask,bind,setresgid,setregid,setgid,setfsgid,"
+                     "chmod,fchmod,fchmodat,chown,lchown,fchown,fchownat",
+                     "--"]
+        assert d.run_to_exit(15) == 1, d.stderr()
+    path = str(d.control_path)
+    calls = trace.read_text().splitlines()
+    [at] = [i for i, c in enumerate(calls) if "bind(" in c and path in c]
+    assert calls[at].rstrip().endswith("= 0"), calls[at]
+    # umask 0137 = 0777 & ~0640, and the group as the effective one, both
+    # in force when bind() made the file
+    before = calls[:at]
+    umasks = [c for c in before if "umask(" in c]
+    assert umasks and "umask(0137)" in umasks[-1], umasks
+    egid = [c for c in before if "setresgid(" in c or "setregid(" in c or
+            "setgid(" in c]
+    assert egid and f", {group[1]}, " in egid[-1], egid
+    by_path = [c for c in calls if path in c and "bind(" not in c]
+    assert by_path == [], by_path
+
+
 def test_control_group_missing_runs_without_socket(dnsdamper, bind):
     d = dnsdamper([Forward(".", [bind])],
                   extra=["control-group no-such-group-dnsdamper"])
