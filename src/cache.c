@@ -192,12 +192,15 @@ wire_end(const struct msg_response *r)
 }
 
 /*
- * The stored TTL of each RR, by the rules of stored_ttl; sets the entry's
- * lifetime, and makes it uncacheable if an answer or authority TTL is 0.
+ * The stored TTL of each RR, by the rules of stored_ttl, and never above
+ * was[i] (its TTL when it was stored before, for an entry restored; NULL
+ * for one new); sets the entry's lifetime, and makes it uncacheable if an
+ * answer or authority TTL is 0.
  */
 static void
 fill_ttls(const struct cache *c, struct cache_entry *e,
-    const struct msg_response *r, struct msg_ttl_slot *slots)
+    const struct msg_response *r, struct msg_ttl_slot *slots,
+    const uint32_t *was)
 {
 	uint32_t lifetime = UINT32_MAX, ttl;
 	size_t i, n = 0;
@@ -207,6 +210,8 @@ fill_ttls(const struct cache *c, struct cache_entry *e,
 		if ((long)i == r->opt_index)
 			continue;
 		ttl = stored_ttl(c, e->kind, r, i);
+		if (was != NULL)
+			ttl = min32(ttl, was[n]);
 		slots[n++].ttl = ttl;
 		/* Glue ages out on its own (to 0) without ending the answer. */
 		if (r->rrs[i].section == MSG_SECTION_ADDITIONAL)
@@ -282,7 +287,7 @@ cache_entry_new(const struct cache *c, const struct msg_response *r,
 		return NULL;
 	e->kind = kind_of(r);
 	e->stored = now;
-	fill_ttls(c, e, r, (struct msg_ttl_slot *)e->tmpl.ttls);
+	fill_ttls(c, e, r, (struct msg_ttl_slot *)e->tmpl.ttls, NULL);
 	e->expire = now + (uint64_t)e->ttl * 1000;
 	return e;
 }
@@ -647,16 +652,16 @@ cache_walk_slice(struct cache *c, unsigned i, uint64_t now,
 }
 
 /*
- * rec's message must be what its key asks, with one TTL per RR; the key
- * is made again from the message into *key.
+ * rec's message must be what its key asks, of the kind its rcode and
+ * records make it (RFC 2308 §2), with one TTL per RR; the key is made
+ * again from the message into *key.
  */
 static int
 record_valid(const struct cache *c, const struct cache_record *rec,
     const struct msg_response *r, struct cache_key *key)
 {
 	if (r->opt_index != -1 || r->n_rrs != rec->n_ttls ||
-	    (rec->kind != CACHE_POSITIVE && rec->kind != CACHE_NXDOMAIN &&
-	    rec->kind != CACHE_NODATA))
+	    rec->kind != kind_of(r) || rec->kind == CACHE_UNCACHEABLE)
 		return 0;
 	cache_key_make(c, &r->q, cache_key_do(rec->key),
 	    cache_key_cd(rec->key), key);
@@ -667,11 +672,9 @@ record_valid(const struct cache *c, const struct cache_record *rec,
 int
 cache_import(struct cache *c, const struct cache_record *rec, uint64_t now)
 {
-	struct msg_ttl_slot *slots;
 	struct msg_response r;
 	struct cache_entry *e;
 	struct cache_key key;
-	size_t i;
 	int ok;
 
 	if (rec->wire == NULL ||
@@ -680,17 +683,17 @@ cache_import(struct cache *c, const struct cache_record *rec, uint64_t now)
 	ok = record_valid(c, rec, &r, &key) && rec->age <= now &&
 	    (e = entry_alloc(&r)) != NULL;
 	if (ok) {
-		slots = (struct msg_ttl_slot *)e->tmpl.ttls;
-		for (i = 0; i < rec->n_ttls; i++)
-			slots[i].ttl = rec->ttls[i];
+		/* Stored again as if new, under today's TTL rules (max-ttl,
+		 * RFC 2308 §5...), but no longer than it had to live. */
 		e->kind = rec->kind;
-		e->ttl = rec->ttl;
+		fill_ttls(c, e, &r, (struct msg_ttl_slot *)e->tmpl.ttls,
+		    rec->ttls);
 		e->stored = now - rec->age;
 		e->expire = e->stored + (uint64_t)e->ttl * 1000;
 		if (rec->failed_age > 0 && rec->failed_age <= now)
 			e->refresh_failed = now - rec->failed_age;
 		/* Past stale-max-age by now: not worth a slot. */
-		if (past_stale(c, e, now)) {
+		if (e->kind == CACHE_UNCACHEABLE || past_stale(c, e, now)) {
 			free(e);
 			ok = 0;
 		} else

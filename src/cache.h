@@ -242,10 +242,14 @@ int	cache_key_load(const struct cache *c, const uint8_t *raw, size_t len,
 
 /*
  * cache_import: store rec as if it had been stored rec->age ms before now,
- * after checking it again: a positive, NXDOMAIN or NODATA entry whose
- * message parses without an OPT, has one TTL per RR and asks the question
- * of its key, and is still servable at now. Returns 0 if stored, -1 if
- * refused (or out of memory).
+ * after checking it again, for it may come from a file: a positive,
+ * NXDOMAIN or NODATA entry whose message parses without an OPT, is of
+ * that kind by its rcode and records (RFC 2308 §2), has one TTL per RR
+ * and asks the question of its key, and is still servable at now. Every
+ * TTL is stored by the rules of cache_entry_new with the limits in force
+ * (max-ttl, max-negative-ttl...), and no longer than rec's; rec->ttl is
+ * not used, the lifetime is worked out again from those. Returns 0 if
+ * stored, -1 if refused (or out of memory).
  */
 int	cache_import(struct cache *c, const struct cache_record *rec,
 	    uint64_t now);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,6 @@
 #define FILE_VERSION	1
 #define HEADER_LEN	(MAGIC_LEN + 4 + 8 + 4)
 #define ZONES_MAX	65535
-#define FILE_MAX	(1ULL << 32)	/* larger is surely not ours */
 
 static void
 put(struct evbuffer *b, uint64_t v, size_t octets)
@@ -74,19 +74,54 @@ write_record(const struct cache_record *rec, void *arg)
 	w->count++;
 }
 
-/* Write all of b to path.tmp, sync it, and rename it over path. */
+/*
+ * 1 if st, the cache file or its directory, is ours alone to change:
+ * owned by us or root, and writable by no group or other user. Else 0,
+ * and why logged: "cache-file PATH: DONE: the WHAT is ...".
+ */
+static int
+ours_alone(const char *path, const char *done, const char *what,
+    const struct stat *st)
+{
+	if (st->st_uid != geteuid() && st->st_uid != 0)
+		log_warnx("cache-file %s: %s: the %s is owned by uid %u, not "
+		    "by us or root", path, done, what, (unsigned)st->st_uid);
+	else if (st->st_mode & (S_IWGRP | S_IWOTH))
+		log_warnx("cache-file %s: %s: the %s is writable by others "
+		    "(mode %03o)", path, done, what,
+		    (unsigned)(st->st_mode & 0777));
+	else
+		return 1;
+	return 0;
+}
+
+/*
+ * Write all of b to path.tmp, sync it, and rename it over path; only in a
+ * directory no one else can write in, and then as a new file, never
+ * through a link someone put at path.tmp (O_EXCL, O_NOFOLLOW). Returns 0,
+ * -1 with errno set, or -2 if the directory is not ours alone (logged).
+ */
 static int
 write_atomically(const char *path, struct evbuffer *b)
 {
-	char tmp[4096];
+	char tmp[4096], dir[4096];
+	struct stat st;
 	int fd, saved;
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp)) {
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp) ||
+	    (size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) ==
-	    -1)
+	if (stat(dirname(dir), &st) == -1)
+		return -1;
+	if (!ours_alone(path, "not written", "directory", &st))
+		return -2;
+	/* Left by a crash: unlink removes a link, not what it points to. */
+	if (unlink(tmp) == -1 && errno != ENOENT)
+		return -1;
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1)
 		return -1;
 	while (evbuffer_get_length(b) > 0)
 		if (evbuffer_write(b, fd) <= 0 && errno != EINTR)
@@ -131,6 +166,7 @@ cachefile_write(struct cache *c, struct zone_table *zones, const char *path,
 {
 	struct writer w = { evbuffer_new(), 0 };
 	unsigned i;
+	int rc;
 	uint8_t *all;
 	size_t len;
 
@@ -150,8 +186,9 @@ cachefile_write(struct cache *c, struct zone_table *zones, const char *path,
 	all[HEADER_LEN - 2] = (uint8_t)(w.count >> 8);
 	all[HEADER_LEN - 1] = (uint8_t)w.count;
 	put(w.b, fnv1a64(FNV1A64_INIT, all, len), 8);
-	if (write_atomically(path, w.b) == -1) {
-		log_warn("cache-file %s: not written", path);
+	if ((rc = write_atomically(path, w.b)) < 0) {
+		if (rc == -1)
+			log_warn("cache-file %s: not written", path);
 		evbuffer_free(w.b);
 		return -1;
 	}
@@ -339,6 +376,19 @@ import_all(struct cache *c, struct zone_table *zones, const uint8_t *all,
 	return stored;
 }
 
+/*
+ * The most a file of ours can take for c: the cache's bytes, with room for
+ * the file's own per-entry fields and its zone table.
+ */
+static uint64_t
+file_max(struct cache *c)
+{
+	struct cache_stats cs;
+
+	cache_stats(c, &cs);
+	return 2 * cs.max_bytes + ZONES_MAX * (1 + MSG_NAME_MAX + 8) + 1024;
+}
+
 long
 cachefile_read(struct cache *c, struct zone_table *zones, const char *path,
     uint64_t now)
@@ -350,13 +400,18 @@ cachefile_read(struct cache *c, struct zone_table *zones, const char *path,
 	long stored = -1;
 	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+	/* Not through a link: where it points is not where we write. */
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
 		if (errno != ENOENT)
 			log_warn("cache-file %s: not read", path);
 		return errno == ENOENT ? 0 : -1;
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (uint64_t)st.st_size < FILE_MAX &&
+	/* What another user could have written is not ours to serve. */
+	if (fstat(fd, &st) == 0 && !ours_alone(path, "ignored", "file", &st)) {
+		close(fd);
+		return -1;
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size <= file_max(c) &&
 	    (all = malloc((size_t)st.st_size + 1)) != NULL) {
 		while (len < (size_t)st.st_size && (got = read(fd, all + len,
 		    (size_t)st.st_size - len)) > 0)

@@ -8,6 +8,7 @@ without serve-stale, what expired meanwhile is not restored.
 """
 
 import math
+import os
 import re
 import signal
 import socket
@@ -165,6 +166,85 @@ def test_damaged_or_foreign_file_is_ignored(dnsdamper, bind, new_bind,
         assert c.count(f"kept.{ZONE}", since=mark) == 1, kind
         checks.still_serving(d)
         _stop(d)
+
+
+NOBODY = 65534                  # nobody's uid on Debian
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown(2) needs root")
+def test_file_another_user_could_write_is_ignored(dnsdamper, bind, new_bind,
+                                                  tmp_path):
+    """A file owned by someone other than the daemon's user or root, or
+    writable by others, or a symbolic link, could hold anything another
+    user wanted served: it is ignored with a warning, and the daemon
+    starts all the same and asks the upstream (dnsdamper.conf(5),
+    cache-file)."""
+    c = new_bind("cachefile", {ZONE: F_ZONE})
+    path = tmp_path / "cache.dump"
+    good = _good_file(dnsdamper, bind, c, path)
+    elsewhere = tmp_path / "elsewhere.dump"
+    elsewhere.write_bytes(good)
+    cases = {
+        "nobody's, 0600": (NOBODY, 0o600,
+                           rf"the file is owned by uid {NOBODY}, not by us "
+                           r"or root"),
+        "nobody's, 0666": (NOBODY, 0o666,
+                           rf"the file is owned by uid {NOBODY}"),
+        "ours, 0666": (0, 0o666, r"the file is writable by others "
+                                 r"\(mode 666\)"),
+        "ours, 0620": (0, 0o620, r"the file is writable by others "
+                                 r"\(mode 620\)"),
+        "a link": (None, None, r"not read: "),
+    }
+    for what, (uid, mode, why) in cases.items():
+        path.unlink()
+        if uid is None:
+            path.symlink_to(elsewhere)
+        else:
+            path.write_bytes(good)
+            os.chown(path, uid, -1)
+            path.chmod(mode)
+        mark = c.mark()
+        d = _daemon(dnsdamper, bind, c, path)
+        assert re.search(rf"warning: cache-file {re.escape(str(path))}: "
+                         rf"(ignored: )?{why}", d.stderr()), (what,
+                                                              d.stderr())
+        assert "entries restored" not in d.stderr(), what
+        r = query.udp(d.port, f"kept.{ZONE}")
+        assert query.addresses(r) == {"192.0.2.61"}, (what, r.text())
+        assert c.count(f"kept.{ZONE}", since=mark) == 1, what
+        d.stopped_by_test = True
+        proc.stop(d.proc, signal.SIGKILL)       # leave the file as it is
+    assert elsewhere.read_bytes() == good
+
+
+def test_written_only_as_a_new_file_in_a_directory_of_ours(
+        dnsdamper, bind, new_bind, tmp_path):
+    """The file is written as PATH.tmp, then renamed: a link left at
+    PATH.tmp (by whoever could write in the directory) is removed, never
+    written through; and in a directory others can write in nothing is
+    written at all (dnsdamper.conf(5), cache-file)."""
+    c = new_bind("cachefile", {ZONE: F_ZONE})
+    path = tmp_path / "cache.dump"
+    victim = tmp_path / "victim"
+    victim.write_text("not the cache\n")
+    (tmp_path / "cache.dump.tmp").symlink_to(victim)
+    _good_file(dnsdamper, bind, c, path)
+    assert victim.read_bytes() == b"not the cache\n"
+    assert path.is_file() and not path.is_symlink()
+    assert not (tmp_path / "cache.dump.tmp").exists()
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    d = _daemon(dnsdamper, bind, c, shared / "cache.dump")
+    query.udp(d.port, f"kept.{ZONE}")
+    _stop(d)
+    assert re.search(rf"warning: cache-file "
+                     rf"{re.escape(str(shared / 'cache.dump'))}: not "
+                     r"written: the directory is writable by others "
+                     r"\(mode 777\)", d.stderr()), d.stderr()
+    assert list(shared.iterdir()) == []
 
 
 def test_expired_entries_not_restored_without_serve_stale(

@@ -604,6 +604,103 @@ START_TEST(walk_and_import)
 }
 END_TEST
 
+/*
+ * A record as a forged cache file may hold it: its message as an upstream
+ * would have sent it (resp, freed here), the TTL of each RR and the kind
+ * and lifetime claimed, stored a second ago; imported into c at T0.
+ */
+static int
+import_forged(struct cache *c, struct testpkt resp, const char *qname,
+    enum cache_kind kind, const uint32_t *ttls, size_t n, uint32_t ttl)
+{
+	struct cache_record rec;
+	struct cache_key key;
+	int rc;
+
+	testcache_key(c, qname, LDNS_RR_TYPE_A, &key);
+	memset(&rec, 0, sizeof(rec));
+	rec.key = &key;
+	rec.kind = kind;
+	rec.age = 1000;
+	rec.ttl = ttl;
+	rec.ttls = ttls;
+	rec.n_ttls = n;
+	rec.wire = resp.wire;
+	rec.wire_len = resp.len;
+	rc = cache_import(c, &rec, T0);
+	testpkt_free(&resp);
+	return rc;
+}
+
+/* What a query for qname A finds in fx's cache at T0, in *res. */
+static void
+look(struct fixture *fx, const char *qname, struct cache_result *res)
+{
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+
+	testpkt_free(&fx->qpkt);
+	fx->qpkt = testpkt_query(qname, LDNS_RR_TYPE_A, LDNS_RD, 0, 0);
+	ck_assert_int_eq(msg_parse_query(fx->qpkt.wire, fx->qpkt.len, &fx->q),
+	    MSG_PARSE_OK);
+	cache_key_make(fx->c, &fx->q.q, 0, 0, &fx->key);
+	cache_lookup(fx->c, &fx->key, &fx->q, &opts, T0, out, sizeof(out),
+	    res);
+}
+
+/*
+ * Every cache rule holds again for what is imported: TTLs within max-ttl
+ * (1 d here) and no longer than the upstream gave (RFC 2181 §8), the
+ * lifetime worked out from them and not taken as claimed, and the kind
+ * the rcode and records make (RFC 2308 §2).
+ */
+START_TEST(import_reapplies_rules)
+{
+	static const uint32_t month[] = { 30 * 86400 };
+	static const uint32_t negative[] = { 30 * 86400 };
+	struct cache_result res;
+	struct fixture fx;
+
+	fx_init(&fx, &limits);
+	/* The upstream said 30 days; max-ttl caps it at 1 d, less the
+	 * second it spent in the cache already. */
+	ck_assert_int_eq(import_forged(fx.c, testpkt_response("www.example.",
+	    LDNS_RR_TYPE_A, 0, 0, "an|www.example. 2592000 IN A 192.0.2.1",
+	    NULL), "www.example.", CACHE_POSITIVE, month, 1, 30 * 86400), 0);
+	look(&fx, "www.example.", &res);
+	ck_assert_int_eq(res.state, CACHE_FRESH);
+	ck_assert_uint_eq(res.ttl, 86400);
+	ck_assert_uint_eq(res.expires_in, 86400 * 1000 - 1000);
+
+	/* The upstream said 300 s: a file claiming more gets 300. */
+	ck_assert_int_eq(import_forged(fx.c, testpkt_response("w2.example.",
+	    LDNS_RR_TYPE_A, 0, 0, "an|w2.example. 300 IN A 192.0.2.2", NULL),
+	    "w2.example.", CACHE_POSITIVE, month, 1, 30 * 86400), 0);
+	look(&fx, "w2.example.", &res);
+	ck_assert_uint_eq(res.ttl, 300);
+
+	/* An answer called NXDOMAIN, an NXDOMAIN called an answer, and a
+	 * NODATA without SOA (uncacheable, RFC 2308 §5): refused. */
+	ck_assert_int_eq(import_forged(fx.c, testpkt_response("w3.example.",
+	    LDNS_RR_TYPE_A, 0, 0, "an|w3.example. 300 IN A 192.0.2.3", NULL),
+	    "w3.example.", CACHE_NXDOMAIN, month, 1, 300), -1);
+	ck_assert_int_eq(import_forged(fx.c, testpkt_response("w4.example.",
+	    LDNS_RR_TYPE_A, LDNS_RCODE_NXDOMAIN, 0, SOA_600_120, NULL),
+	    "w4.example.", CACHE_POSITIVE, negative, 1, 120), -1);
+	ck_assert_int_eq(import_forged(fx.c, testpkt_response("w5.example.",
+	    LDNS_RR_TYPE_A, 0, 0, NULL), "w5.example.", CACHE_NODATA, NULL, 0,
+	    300), -1);
+	/* A true NXDOMAIN: min(SOA TTL 600, MINIMUM 120) = 120 s, not the
+	 * 30 days claimed (RFC 2308 §5). */
+	ck_assert_int_eq(import_forged(fx.c, testpkt_response("w4.example.",
+	    LDNS_RR_TYPE_A, LDNS_RCODE_NXDOMAIN, 0, SOA_600_120, NULL),
+	    "w4.example.", CACHE_NXDOMAIN, negative, 1, 30 * 86400), 0);
+	look(&fx, "w4.example.", &res);
+	ck_assert_int_eq(res.kind, CACHE_NXDOMAIN);
+	ck_assert_uint_eq(res.ttl, 120);
+	fx_fini(&fx);
+}
+END_TEST
+
 START_TEST(key_load)
 {
 	static const uint8_t good[] = "\3www\7example\0\0\1\0\1\1";
@@ -691,6 +788,7 @@ cache_suite(void)
 	tcase_add_test(tc, key_parts);
 	tcase_add_test(tc, key_load);
 	tcase_add_test(tc, walk_and_import);
+	tcase_add_test(tc, import_reapplies_rules);
 	tcase_add_test(tc, bounded_under_flood);
 	suite_add_tcase(s, tc);
 	return s;
