@@ -80,6 +80,31 @@ attempt_error(void *arg, const char *why, uint64_t now)
 	attempt_failed(arg, why, now);
 }
 
+/*
+ * a's query could not go out (errno says why). Out of descriptors or
+ * memory is this host's trouble, not the upstream's: counted apart, and
+ * said at most once a minute, never a step to marking the upstream down.
+ */
+static void
+send_failed(struct attempt *a, uint64_t now)
+{
+	static uint64_t last_said;
+	int err = errno;
+
+	attempt_log(a, strerror(err));
+	if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM) {
+		count_failure(a, now);
+		return;
+	}
+	a->aq->counts->local++;
+	if (last_said != 0 && now - last_said < 60000)
+		return;
+	last_said = now;
+	log_warnx("upstream %s: query not sent: %s (%llu so far); not "
+	    "counted against it", a->up->name, strerror(err),
+	    (unsigned long long)a->aq->counts->local);
+}
+
 /* RFC 7766 §5: a truncated UDP answer is asked again over TCP. */
 static void
 attempt_tcp_start(struct attempt *a, uint64_t now)
@@ -94,8 +119,10 @@ attempt_tcp_start(struct attempt *a, uint64_t now)
 	a->sent = now;
 	attempt_log(a, "truncated (TC); asking again over TCP");
 	if ((a->conn = t->ops->open(t->env, TRANSPORT_TCP, &a->up->addr,
-	    a->wire, a->wire_len, &conn_cb, a)) == NULL)
-		attempt_failed(a, strerror(errno), now);
+	    a->wire, a->wire_len, &conn_cb, a)) == NULL) {
+		send_failed(a, now);
+		a->aq->owner->failed(a->aq->arg, a, now);
+	}
 }
 
 /*
@@ -240,8 +267,7 @@ attempt_send(struct attempt *a, uint64_t now)
 	a->st->queries++;
 	if ((a->conn = t->ops->open(t->env, TRANSPORT_UDP, &a->up->addr,
 	    a->wire, a->wire_len, &conn_cb, a)) == NULL) {
-		attempt_log(a, strerror(errno));
-		count_failure(a, now);
+		send_failed(a, now);
 		return -1;
 	}
 	return 0;

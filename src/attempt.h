@@ -45,6 +45,8 @@ struct attempt_counts {
 					 * parseable */
 	uint64_t	oversized;	/* UDP, over our payload size */
 	uint64_t	long_chain;	/* over MSG_CHAIN_MAX CNAMEs */
+	uint64_t	local;		/* not sent: out of descriptors or
+					 * memory here */
 };
 
 /* What the attempts of one fetch share: owned by the fetch, which
@@ -99,8 +101,9 @@ struct attempt *attempt_new(const struct attempt_query *aq,
 /*
  * attempt_send: send a's query over UDP at now (ms) and listen for the
  * response. Returns 0, or -1 if it could not be sent: then the failure
- * is logged (with -v) and counted against the upstream, and the owner is
- * not called.
+ * is logged (with -v) and counted against the upstream, unless we were
+ * out of descriptors or memory (counted in counts->local, and logged),
+ * and the owner is not called.
  */
 int	attempt_send(struct attempt *a, uint64_t now);
 

@@ -19,6 +19,7 @@
 #include <event2/listener.h>
 #include <ldns/ldns.h>
 
+#include "accept.h"
 #include "cache.h"
 #include "cachedump.h"
 #include "clock.h"
@@ -640,6 +641,7 @@ serve(struct event_base *base, int fd, unsigned max,
 		*conns = NULL;
 		return NULL;
 	}
+	accept_pause_on_error(l);
 	evhttp_set_max_headers_size(http, CONTROL_HEADERS_MAX);
 	evhttp_set_max_body_size(http, CONTROL_BODY_MAX);
 	/* Every method reaches dispatch, which says 405 and what to use. */

@@ -33,6 +33,7 @@ struct fetch {
 	size_t			 n_order;
 	size_t			 next;		/* next slot to send to */
 	unsigned		 n_sent;
+	int			 reached;	/* a query went out */
 	struct attempt		*attempts;	/* newest first */
 	struct transport_timer	*retry;		/* RTO of the newest attempt */
 	struct transport_timer	*deadline;
@@ -123,7 +124,8 @@ static void
 fetch_end(struct fetch *f, enum fetch_outcome outcome,
     const struct msg_response *r, uint64_t now)
 {
-	struct fetch_result res = { outcome, r, &f->key, now };
+	struct fetch_result res = { outcome, r, &f->key, now,
+	    outcome == FETCH_FAILED && !f->reached };
 
 	table_remove(f->ctx, f);
 	if (f->kind == FETCH_RESOLVE)
@@ -224,6 +226,7 @@ fetch_send_to(struct fetch *f, size_t i, uint64_t now)
 	f->n_sent++;
 	if (attempt_send(a, now) == -1)
 		return -1;
+	f->reached = 1;
 	f->ctx->t->ops->timer_set(f->retry, a->rto);
 	return 0;
 }
@@ -543,4 +546,5 @@ fetch_stats(const struct fetch_ctx *ctx, struct fetch_stats *out)
 	out->malformed = ctx->responses.malformed;
 	out->oversized = ctx->responses.oversized;
 	out->long_chain = ctx->responses.long_chain;
+	out->local_errors = ctx->responses.local;
 }

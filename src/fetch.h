@@ -52,6 +52,9 @@ struct fetch_result {
 	const struct msg_response *r;	/* FETCH_ANSWER only */
 	const struct cache_key	*key;
 	uint64_t		 now;	/* ms */
+	int			 unsent; /* FETCH_FAILED without a query
+					 * sent: out of descriptors here,
+					 * not the upstreams' failure */
 };
 
 /*
@@ -79,6 +82,8 @@ struct fetch_stats {
 	uint64_t	malformed;	/* responses to us that do not parse */
 	uint64_t	oversized;	/* UDP responses over edns_size */
 	uint64_t	long_chain;	/* answers over MSG_CHAIN_MAX CNAMEs */
+	uint64_t	local_errors;	/* queries not sent: out of
+					 * descriptors or memory here */
 	uint64_t	inflight;	/* fetches running now */
 };
 

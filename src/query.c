@@ -536,7 +536,9 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 
 	if (res->outcome == FETCH_ANSWER)
 		e = cache_entry_new(ctx->cache, res->r, res->now);
-	else if (res->outcome == FETCH_FAILED)
+	else if (res->outcome == FETCH_FAILED && !res->unsent)
+		/* RFC 9520 is about upstreams: no use caching our own lack
+		 * of descriptors. */
 		cache_refresh_failed(ctx->cache, res->key, res->now);
 	while ((wt = fetch_take_waiter(f)) != NULL) {
 		if (res->outcome == FETCH_CANCELLED)

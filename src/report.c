@@ -148,6 +148,9 @@ report_fetches(const struct report *r, const struct metrics *m,
 	scalar(w, "dnsdamper_upstream_oversized_total", "counter",
 	    "UDP responses larger than the payload size offered, dropped.",
 	    (double)fs.oversized);
+	scalar(w, "dnsdamper_upstream_local_errors_total", "counter",
+	    "Queries not sent for want of descriptors or memory here.",
+	    (double)fs.local_errors);
 	scalar(w, "dnsdamper_upstream_long_chains_total", "counter",
 	    "Upstream answers with a CNAME chain over 16 (or a loop).",
 	    (double)fs.long_chain);

@@ -4,7 +4,6 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 
+#include "accept.h"
 #include "clock.h"
 #include "frame.h"
 #include "log.h"
@@ -22,7 +22,6 @@
 
 #define TCP_PIPELINE_MAX	64		/* queries pending per connection */
 #define TCP_OUTPUT_MAX		(1024 * 1024)	/* unread answers: a stuck client */
-#define ACCEPT_PAUSE_SEC	1
 
 struct tcpconn {
 	LIST_ENTRY(tcpconn)	 entry;
@@ -41,7 +40,6 @@ struct tcpconn {
 struct tcp_server {
 	struct query_ctx	*ctx;
 	struct evconnlistener	*listener;
-	struct event		*resume;	/* accept again after EMFILE */
 	LIST_HEAD(, tcpconn)	 conns;
 	uint8_t			 answer[QUERY_ANSWER_MAX]; /* one at a time */
 };
@@ -303,31 +301,6 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	bufferevent_enable(c->bev, EV_READ);
 }
 
-static void
-resume_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct tcp_server *srv = arg;
-
-	(void)fd;
-	(void)what;
-	evconnlistener_enable(srv->listener);
-}
-
-/* Out of descriptors is normal under load: pause instead of spinning. */
-static void
-accept_error_cb(struct evconnlistener *l, void *arg)
-{
-	struct tcp_server *srv = arg;
-	struct timeval tv = { ACCEPT_PAUSE_SEC, 0 };
-
-	log_warn("tcp accept");
-	if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-	    errno == ENOMEM) {
-		evconnlistener_disable(l);
-		evtimer_add(srv->resume, &tv);
-	}
-}
-
 struct tcp_server *
 tcpconn_server_new(struct query_ctx *ctx, int fd)
 {
@@ -337,15 +310,14 @@ tcpconn_server_new(struct query_ctx *ctx, int fd)
 		return NULL;
 	srv->ctx = ctx;
 	LIST_INIT(&srv->conns);
-	srv->resume = evtimer_new(ctx->base, resume_cb, srv);
 	/* Not LEV_OPT_CLOSE_ON_FREE: the socket belongs to listen.c. */
 	srv->listener = evconnlistener_new(ctx->base, accept_cb, srv, 0,
 	    -1, fd);
-	if (srv->resume == NULL || srv->listener == NULL) {
+	if (srv->listener == NULL) {
 		tcpconn_server_free(srv);
 		return NULL;
 	}
-	evconnlistener_set_error_cb(srv->listener, accept_error_cb);
+	accept_pause_on_error(srv->listener);
 	return srv;
 }
 
@@ -358,7 +330,5 @@ tcpconn_server_free(struct tcp_server *srv)
 		conn_close(LIST_FIRST(&srv->conns));
 	if (srv->listener != NULL)
 		evconnlistener_free(srv->listener);
-	if (srv->resume != NULL)
-		event_free(srv->resume);
 	free(srv);
 }

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,19 @@
 #include "msg.h"
 #include "transport.h"
 
+/*
+ * Descriptors held back for upstream queries (unwind's approach): when
+ * clients' connections, or anything else, take all the others, accept()
+ * fails first (and tcpconn pauses accepting), and a query can still have
+ * its socket, one of these given up for it. Taken back as sockets close.
+ */
+#define FD_RESERVE	16
+
 struct env {
 	struct transport	 t;
 	struct event_base	*base;
+	int			 reserve[FD_RESERVE];
+	int			 n_reserve;
 	uint8_t			 rbuf[MSG_MAX_LEN];	/* one datagram */
 };
 
@@ -105,6 +116,35 @@ timer_free(struct transport_timer *t)
 	free(t);
 }
 
+/* Take back what the reserve gave up, as far as descriptors allow. */
+static void
+reserve_fill(struct env *env)
+{
+	int fd;
+
+	while (env->n_reserve < FD_RESERVE &&
+	    (fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) != -1)
+		env->reserve[env->n_reserve++] = fd;
+}
+
+/*
+ * A new non-blocking socket of type for family, with a descriptor of the
+ * reserve if there is no other. Returns it, or -1 with errno set.
+ */
+static int
+new_socket(struct env *env, int family, int type)
+{
+	int fd;
+
+	type |= SOCK_NONBLOCK | SOCK_CLOEXEC;
+	if ((fd = socket(family, type, 0)) == -1 &&
+	    (errno == EMFILE || errno == ENFILE) && env->n_reserve > 0) {
+		close(env->reserve[--env->n_reserve]);
+		fd = socket(family, type, 0);
+	}
+	return fd;
+}
+
 static void
 conn_close(struct transport_conn *c)
 {
@@ -114,6 +154,7 @@ conn_close(struct transport_conn *c)
 		close(c->fd);
 	if (c->bev != NULL)
 		bufferevent_free(c->bev);
+	reserve_fill(c->env);
 	free(c);
 }
 
@@ -142,8 +183,7 @@ static int
 udp_open(struct transport_conn *c, const struct addr *to, const uint8_t *msg,
     size_t len)
 {
-	c->fd = socket(to->ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, 0);
+	c->fd = new_socket(c->env, to->ss.ss_family, SOCK_DGRAM);
 	if (c->fd == -1 ||
 	    connect(c->fd, (const struct sockaddr *)&to->ss, to->len) == -1 ||
 	    send(c->fd, msg, len, 0) == -1 ||
@@ -182,9 +222,14 @@ static int
 tcp_open(struct transport_conn *c, const struct addr *to, const uint8_t *msg,
     size_t len)
 {
-	c->bev = bufferevent_socket_new(c->env->base, -1,
+	int fd;
+
+	if ((fd = new_socket(c->env, to->ss.ss_family, SOCK_STREAM)) == -1)
+		return -1;
+	c->bev = bufferevent_socket_new(c->env->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
 	if (c->bev == NULL) {
+		close(fd);
 		errno = ENOMEM;
 		return -1;
 	}
@@ -239,12 +284,19 @@ transport_new(struct event_base *base)
 	env->base = base;
 	env->t.ops = &event_ops;
 	env->t.env = env;
+	reserve_fill(env);
 	return &env->t;
 }
 
 void
 transport_free(struct transport *t)
 {
-	if (t != NULL)
-		free(t->env);
+	struct env *env;
+
+	if (t == NULL)
+		return;
+	env = t->env;
+	while (env->n_reserve > 0)
+		close(env->reserve[--env->n_reserve]);
+	free(env);
 }

@@ -70,8 +70,11 @@ struct transport {
 /*
  * transport_new: the daemon's transport on base (borrowed): timers are
  * libevent's, the clock is clock_now_ms, UDP goes through connected
- * sockets and TCP through bufferevents. Free it with transport_free after
- * every timer and connection made on it. Returns NULL if out of memory.
+ * sockets and TCP through bufferevents. It holds 16 descriptors back for
+ * its sockets, for when every other is taken (by clients' connections:
+ * accept() then fails before a query's socket() does). Free it with
+ * transport_free after every timer and connection made on it. Returns
+ * NULL if out of memory.
  */
 struct transport *transport_new(struct event_base *base);
 

@@ -63,6 +63,7 @@ FAMILIES = {
     "dnsdamper_upstream_mismatched_total": "counter",
     "dnsdamper_upstream_malformed_total": "counter",
     "dnsdamper_upstream_oversized_total": "counter",
+    "dnsdamper_upstream_local_errors_total": "counter",
     "dnsdamper_upstream_long_chains_total": "counter",
     "dnsdamper_dropped_total": "counter",
     "dnsdamper_tcp_connections_total": "counter",

@@ -7,6 +7,7 @@
 #include "autoconf.h"
 
 #include <check.h>
+#include <errno.h>
 #include <string.h>
 
 #include "cache.h"
@@ -30,7 +31,9 @@ enum op {
 	OP_PASS,	/* n ms pass */
 	OP_DONE,	/* a fetch ends in outcome, answering n waiters */
 	OP_QUIET,	/* nothing sent, nothing ended since the last check */
-	OP_STATS	/* the context's counters are st */
+	OP_STATS,	/* the context's counters are st */
+	OP_OPEN_FAILS,	/* opening a socket fails with errno n (0: works) */
+	OP_FAILS	/* upstream n has had `fails` failures in a row */
 };
 
 enum reply {
@@ -58,6 +61,8 @@ struct step {
 	int			 plain;		/* OP_SENT: sent without 0x20 */
 	enum reply		 reply;		/* OP_REPLY */
 	enum fetch_outcome	 outcome;	/* OP_DONE */
+	int			 unsent;	/* OP_DONE: no query went out */
+	uint32_t		 fails;		/* OP_FAILS */
 	struct fetch_stats	 st;		/* OP_STATS */
 };
 
@@ -73,7 +78,12 @@ struct step {
 #define PASS(ms)		{ .op = OP_PASS, .n = ms }
 #define DONE(nm, o, waiters)	{ .op = OP_DONE, .name = nm, .n = waiters, \
 				    .outcome = o }
+#define DONE_UNSENT(nm, waiters) { .op = OP_DONE, .name = nm, \
+				    .n = waiters, .outcome = FETCH_FAILED, \
+				    .unsent = 1 }
 #define QUIET			{ .op = OP_QUIET }
+#define OPEN_FAILS(e)		{ .op = OP_OPEN_FAILS, .n = e }
+#define FAILS(up, f)		{ .op = OP_FAILS, .n = up, .fails = f }
 #define STATS(...)		{ .op = OP_STATS, .st = { __VA_ARGS__ } }
 
 struct scenario {
@@ -258,6 +268,22 @@ static const struct scenario scenarios[] = {
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 2),
 	} },
+	{ .what = "out of descriptors here: a local error, not a failure of "
+	    "the upstreams, nor one to cache (RFC 9520 is theirs)",
+	    .steps = {
+		OPEN_FAILS(EMFILE),
+		ASK("a.example.", 1),
+		PASS(0),
+		DONE_UNSENT("a.example.", 1),
+		STATS(.started = 1, .local_errors = 2),
+		FAILS(0, 0),
+		FAILS(1, 0),
+		OPEN_FAILS(0),
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
 	{ .what = "a zone's own max-inflight binds below the global one",
 	    .zone_inflight = 1, .steps = {
 		ASK("a.example.", 1),
@@ -282,6 +308,7 @@ struct world {
 		enum fetch_outcome	 outcome;
 		size_t			 waiters;
 		int			 answered;	/* r holds ADDRESS */
+		int			 unsent;
 		uint8_t			 qname[MSG_NAME_MAX];	/* folded */
 		size_t			 qname_len;
 	}			 dones[MAX_STEPS];
@@ -302,6 +329,7 @@ done(struct fetch *f, const struct fetch_result *res, void *arg)
 	w->n_dones++;
 	memset(d, 0, sizeof(*d));
 	d->outcome = res->outcome;
+	d->unsent = res->unsent;
 	while (fetch_take_waiter(f) != NULL)
 		d->waiters++;
 	if (res->r != NULL) {
@@ -519,6 +547,7 @@ ended(struct world *w, const struct step *st)
 	ck_assert_msg(w->checked_dones < w->n_dones, "no fetch ended");
 	d = &w->dones[w->checked_dones++];
 	ck_assert_int_eq(d->outcome, st->outcome);
+	ck_assert_int_eq(d->unsent, st->unsent);
 	ck_assert_uint_eq(d->waiters, (size_t)st->n);
 	if (st->outcome != FETCH_ANSWER)
 		return;
@@ -543,6 +572,7 @@ stats(struct world *w, const struct step *st)
 	ck_assert_uint_eq(fs.malformed, st->st.malformed);
 	ck_assert_uint_eq(fs.oversized, st->st.oversized);
 	ck_assert_uint_eq(fs.long_chain, st->st.long_chain);
+	ck_assert_uint_eq(fs.local_errors, st->st.local_errors);
 	ck_assert_uint_eq(fs.inflight, st->st.inflight);
 }
 
@@ -576,6 +606,13 @@ START_TEST(scenario)
 			break;
 		case OP_STATS:
 			stats(&w, st);
+			break;
+		case OP_OPEN_FAILS:
+			w.net.open_errno = st->n;
+			break;
+		case OP_FAILS:
+			ck_assert_uint_eq(zone_at(w.zones, 0)->upstreams[
+			    st->n]->fails, st->fails);
 			break;
 		case OP_END:
 			break;

@@ -1,0 +1,50 @@
+/* accept.c: listeners that pause, not spin, when accept() fails. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "accept.h"
+#include "clock.h"
+#include "log.h"
+
+static void
+resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	evconnlistener_enable(arg);
+}
+
+static void
+accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	static const struct timeval pause = { ACCEPT_PAUSE_SEC, 0 };
+	static uint64_t last_said, since;
+	uint64_t now = clock_now_ms();
+	int err = errno;
+
+	(void)arg;
+	evconnlistener_disable(l);
+	/* No struct to keep the timer in: libevent gives this callback
+	 * the listener and its server's argument only. */
+	if (event_base_once(evconnlistener_get_base(l), -1, EV_TIMEOUT,
+	    resume_cb, l, &pause) == -1)
+		evconnlistener_enable(l);
+	since++;
+	if (last_said != 0 && now - last_said < 60000)
+		return;
+	log_warnx("accept: %s; pausing for %d s (%llu pauses since the "
+	    "last warning)", strerror(err), ACCEPT_PAUSE_SEC,
+	    (unsigned long long)since);
+	last_said = now;
+	since = 0;
+}
+
+void
+accept_pause_on_error(struct evconnlistener *l)
+{
+	evconnlistener_set_error_cb(l, accept_error_cb);
+}
