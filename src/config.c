@@ -84,6 +84,8 @@ config_defaults(struct config *conf)
 	conf->tcp_clients = 256;
 	/* RFC 7766 §6.2.3: idle timeouts of seconds, not minutes. */
 	conf->tcp_idle_timeout = 10000;
+	/* A client that connects has its query ready: seconds are ample. */
+	conf->tcp_initial_timeout = 3000;
 	conf->max_inflight = 1024;
 	/* Clients coalesced on one resolution: more than a host has. */
 	conf->max_waiters = 1000;

@@ -96,6 +96,8 @@ struct config {
 	uint32_t		 query_timeout;	/* ms */
 	uint32_t		 tcp_clients;	/* concurrent connections */
 	uint32_t		 tcp_idle_timeout; /* ms, RFC 7766 */
+	uint32_t		 tcp_initial_timeout; /* ms, before a whole
+						 * message */
 	uint32_t		 max_inflight;	/* upstream queries at once */
 	uint32_t		 max_waiters;	/* clients waiting on one
 						 * resolution */

@@ -50,6 +50,7 @@ struct metrics {
 	uint64_t	dropped;	/* unanswerable client messages */
 	uint64_t	tcp_accepted;
 	uint64_t	tcp_refused;	/* over tcp-clients, or no memory */
+	uint64_t	tcp_evicted;	/* closed for a new one at the cap */
 	uint64_t	tcp_open;	/* gauge: connections open now */
 	struct metrics_histogram answer_latency;
 };

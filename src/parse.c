@@ -118,6 +118,8 @@ const struct parse_directive parse_top[] = {
 	/* RFC 7766 §6.2.3: idle timeouts of seconds, not minutes. */
 	PARSE_NUM("tcp-idle-timeout", PARSE_DURATION, VALUE_UNIT_MS,
 	    tcp_idle_timeout, 1000, 3600000),
+	PARSE_NUM("tcp-initial-timeout", PARSE_DURATION, VALUE_UNIT_MS,
+	    tcp_initial_timeout, 100, 3600000),
 	PARSE_NUM("max-inflight", PARSE_NUMBER, VALUE_UNIT_NONE, max_inflight,
 	    1, 1000000),
 	PARSE_NUM("max-waiters", PARSE_NUMBER, VALUE_UNIT_NONE, max_waiters,

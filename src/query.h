@@ -54,6 +54,9 @@ struct query_ctx {
 	LIST_HEAD(, answering)	 answering;	/* query.c's: resolutions
 						 * ended, waiters still to
 						 * answer */
+	TAILQ_HEAD(, tcpconn)	 tcp_conns;	/* tcpconn.c's: the loop's
+						 * client connections, least
+						 * recently active first */
 };
 
 enum client_transport {

@@ -164,6 +164,9 @@ report_fetches(const struct report *r, const struct metrics *m,
 	scalar(w, "dnsdamper_tcp_refused_total", "counter",
 	    "Client TCP connections closed at once (over tcp-clients).",
 	    (double)m->tcp_refused);
+	scalar(w, "dnsdamper_tcp_evicted_total", "counter",
+	    "Idle client TCP connections closed for new ones at tcp-clients.",
+	    (double)m->tcp_evicted);
 }
 
 /* Per (upstream, zone) counter families, one field each. */

@@ -24,7 +24,7 @@
 #define TCP_OUTPUT_MAX		(1024 * 1024)	/* unread answers: a stuck client */
 
 struct tcpconn {
-	LIST_ENTRY(tcpconn)	 entry;
+	TAILQ_ENTRY(tcpconn)	 entry;		/* ctx->tcp_conns */
 	struct tcp_server	*srv;		/* NULL once closed */
 	struct bufferevent	*bev;
 	struct addr		 peer;
@@ -35,12 +35,14 @@ struct tcpconn {
 						 * answered and written */
 	uint64_t		 partial_since;	/* ms; a message incomplete
 						 * since then, or 0 */
+	int			 heard;		/* a whole message came */
+	uint32_t		 deadline;	/* ms of silence it may have
+						 * now */
 };
 
 struct tcp_server {
 	struct query_ctx	*ctx;
 	struct evconnlistener	*listener;
-	LIST_HEAD(, tcpconn)	 conns;
 	uint8_t			 answer[QUERY_ANSWER_MAX]; /* one at a time */
 };
 
@@ -56,12 +58,45 @@ conn_close(struct tcpconn *c)
 {
 	if (c->srv == NULL)
 		return;
-	LIST_REMOVE(c, entry);
+	TAILQ_REMOVE(&c->srv->ctx->tcp_conns, c, entry);
 	c->srv->ctx->metrics.tcp_open--;
 	c->srv = NULL;
 	bufferevent_free(c->bev);
 	c->bev = NULL;
 	conn_unref(c);
+}
+
+/* c did something worth its slot: last in line for eviction. */
+static void
+conn_active(struct tcpconn *c)
+{
+	struct query_ctx *ctx = c->srv->ctx;
+
+	TAILQ_REMOVE(&ctx->tcp_conns, c, entry);
+	TAILQ_INSERT_TAIL(&ctx->tcp_conns, c, entry);
+}
+
+/*
+ * How long c may stay silent: tcp-idle-timeout between messages, but
+ * only tcp-initial-timeout (never longer) before its first whole message
+ * and while one is coming in: a slot held by a client that says nothing
+ * useful is freed sooner (RFC 7766 §6.2.3). Set when it changes.
+ */
+static void
+conn_deadline(struct tcpconn *c, int partial)
+{
+	const struct config *conf = c->srv->ctx->conf;
+	uint32_t ms = conf->tcp_idle_timeout;
+	struct timeval read, write;
+
+	if ((!c->heard || partial) && conf->tcp_initial_timeout < ms)
+		ms = conf->tcp_initial_timeout;
+	if (ms == c->deadline)
+		return;
+	c->deadline = ms;
+	read = clock_ms_to_tv(ms);
+	write = clock_ms_to_tv(conf->tcp_idle_timeout);
+	bufferevent_set_timeouts(c->bev, &read, &write);
 }
 
 /* Closing, every answer given and written: close. */
@@ -134,6 +169,7 @@ conn_send(struct tcpconn *c, const uint8_t *buf, size_t len)
 		return;
 	}
 	(void)frame_add(out, buf, len);
+	conn_active(c);
 }
 
 static void
@@ -174,21 +210,22 @@ handle(struct tcpconn *c, const uint8_t *msg, size_t len, uint64_t now)
 }
 
 /*
- * A message trickling in for longer than tcp-idle-timeout holds a slot
- * as surely as an idle connection (RFC 7766 §6.2.3): close it.
+ * A message trickling in for longer than its deadline holds a slot as
+ * surely as an idle connection (RFC 7766 §6.2.3): close it.
  */
 static void
 check_partial(struct tcpconn *c, struct evbuffer *in, uint64_t now)
 {
-	uint32_t idle = c->srv->ctx->conf->tcp_idle_timeout;
+	int partial = evbuffer_get_length(in) > 0;
 
-	if (evbuffer_get_length(in) == 0) {
+	conn_deadline(c, partial);
+	if (!partial) {
 		c->partial_since = 0;
 		return;
 	}
 	if (c->partial_since == 0)
 		c->partial_since = now;
-	else if (now - c->partial_since > idle)
+	else if (now - c->partial_since > c->deadline)
 		conn_close(c);
 }
 
@@ -210,6 +247,9 @@ read_cb(struct bufferevent *bev, void *arg)
 			break;
 		frame_drain(in, len);
 		c->partial_since = 0;
+		c->heard = 1;
+		if (c->srv != NULL)
+			conn_active(c);
 	}
 	if (c->srv != NULL && !c->closing) {
 		if (c->pending >= TCP_PIPELINE_MAX)
@@ -248,21 +288,53 @@ event_cb(struct bufferevent *bev, short events, void *arg)
 	conn_close(c);
 }
 
-/* Over tcp-clients: close at once, and say so at most once a minute. */
-static void
-refuse(struct tcp_server *srv, int fd, uint32_t limit)
+/*
+ * The connection to close for a new one at the tcp-clients cap: the one
+ * longest without a message or answer (an idle one, or one stuck in the
+ * middle of a message: RFC 7766 §6.2.3 lets a server close those under
+ * pressure), but never one with a query waiting for its answer. NULL if
+ * every one has.
+ */
+static struct tcpconn *
+eviction_candidate(struct query_ctx *ctx)
+{
+	struct tcpconn *c;
+
+	TAILQ_FOREACH(c, &ctx->tcp_conns, entry)
+		if (c->pending == 0)
+			return c;
+	return NULL;
+}
+
+/*
+ * At tcp-clients: make room by closing the connection eviction_candidate
+ * picks (returns 0), or refuse fd (-1); say so at most once a minute.
+ */
+static int
+at_cap(struct tcp_server *srv, int fd, uint32_t limit)
 {
 	static uint64_t last_logged;
+	struct metrics *m = &srv->ctx->metrics;
 	uint64_t now = clock_now_ms();
+	struct tcpconn *victim;
+	int rc = 0;
 
-	srv->ctx->metrics.tcp_refused++;
-	close(fd);
+	if ((victim = eviction_candidate(srv->ctx)) != NULL) {
+		m->tcp_evicted++;
+		conn_close(victim);
+	} else {
+		m->tcp_refused++;
+		close(fd);
+		rc = -1;
+	}
 	if (last_logged != 0 && now - last_logged < 60000)
-		return;
+		return rc;
 	last_logged = now;
-	log_warnx("tcp-clients %u reached: refusing TCP connections "
-	    "(%llu so far)", limit,
-	    (unsigned long long)srv->ctx->metrics.tcp_refused);
+	log_warnx("tcp-clients %u reached: closing idle TCP connections for "
+	    "new ones, refusing them when none is idle (%llu closed, %llu "
+	    "refused so far)", limit, (unsigned long long)m->tcp_evicted,
+	    (unsigned long long)m->tcp_refused);
+	return rc;
 }
 
 static void
@@ -271,14 +343,16 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 {
 	struct tcp_server *srv = arg;
 	const struct config *conf = srv->ctx->conf;
-	struct timeval idle;
 	struct tcpconn *c;
 
 	(void)l;
 	/* tcp-clients bounds the worker, across all its listeners. */
-	if (srv->ctx->metrics.tcp_open >= conf->tcp_clients ||
-	    (c = calloc(1, sizeof(*c))) == NULL) {
-		refuse(srv, fd, conf->tcp_clients);
+	if (srv->ctx->metrics.tcp_open >= conf->tcp_clients &&
+	    at_cap(srv, fd, conf->tcp_clients) == -1)
+		return;
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		srv->ctx->metrics.tcp_refused++;
+		close(fd);
 		return;
 	}
 	c->bev = bufferevent_socket_new(srv->ctx->base, fd,
@@ -291,13 +365,11 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	addr_from_sockaddr(&c->peer, sa, (socklen_t)salen);
 	c->srv = srv;
 	c->refs = 1;
-	LIST_INSERT_HEAD(&srv->conns, c, entry);
+	TAILQ_INSERT_TAIL(&srv->ctx->tcp_conns, c, entry);
 	srv->ctx->metrics.tcp_open++;
 	srv->ctx->metrics.tcp_accepted++;
-	idle.tv_sec = conf->tcp_idle_timeout / 1000;
-	idle.tv_usec = (conf->tcp_idle_timeout % 1000) * 1000;
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
-	bufferevent_set_timeouts(c->bev, &idle, &idle);
+	conn_deadline(c, 0);
 	bufferevent_enable(c->bev, EV_READ);
 }
 
@@ -309,7 +381,6 @@ tcpconn_server_new(struct query_ctx *ctx, int fd)
 	if ((srv = calloc(1, sizeof(*srv))) == NULL)
 		return NULL;
 	srv->ctx = ctx;
-	LIST_INIT(&srv->conns);
 	/* Not LEV_OPT_CLOSE_ON_FREE: the socket belongs to listen.c. */
 	srv->listener = evconnlistener_new(ctx->base, accept_cb, srv, 0,
 	    -1, fd);
@@ -324,10 +395,15 @@ tcpconn_server_new(struct query_ctx *ctx, int fd)
 void
 tcpconn_server_free(struct tcp_server *srv)
 {
+	struct tcpconn *c, *next;
+
 	if (srv == NULL)
 		return;
-	while (!LIST_EMPTY(&srv->conns))
-		conn_close(LIST_FIRST(&srv->conns));
+	for (c = TAILQ_FIRST(&srv->ctx->tcp_conns); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (c->srv == srv)
+			conn_close(c);
+	}
 	if (srv->listener != NULL)
 		evconnlistener_free(srv->listener);
 	free(srv);

@@ -70,6 +70,7 @@ worker_new(struct event_base *base, const struct config *conf,
 	w->ctx.zones = zone_table_ref(zones);
 	w->ctx.cache = cache;
 	LIST_INIT(&w->ctx.answering);
+	TAILQ_INIT(&w->ctx.tcp_conns);
 	fetch_settings_of(conf, &s);
 	w->ctx.fetches = fetch_ctx_new(base, &s, query_fetch_done, &w->ctx);
 	w->udp = calloc(n, sizeof(*w->udp));

@@ -69,6 +69,7 @@ FAMILIES = {
     "dnsdamper_tcp_connections_total": "counter",
     "dnsdamper_tcp_connections": "gauge",
     "dnsdamper_tcp_refused_total": "counter",
+    "dnsdamper_tcp_evicted_total": "counter",
     "dnsdamper_upstream_queries_total": "counter",
     "dnsdamper_upstream_answers_total": "counter",
     "dnsdamper_upstream_timeouts_total": "counter",

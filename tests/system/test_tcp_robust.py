@@ -119,3 +119,113 @@ def test_client_that_never_reads_loses_its_connection_not_the_daemon(dd):
         s.close()
     dd.assert_alive()
     checks.still_serving(dd)
+
+
+# --- the tcp-clients cap under a slot flood (RFC 7766 §6.2.3) ---------------
+
+CAP = 10
+
+
+def _one_octet_each(port, n):
+    """n connections, each sent one octet of a length prefix and then
+    nothing: stuck in the middle of a message."""
+    out = []
+    for _ in range(n):
+        s = wire.tcp_connect(port)
+        s.sendall(b"\x00")
+        out.append(s)
+    return out
+
+
+def test_slot_flood_does_not_lock_out_real_clients(dnsdamper, bind,
+                                                   faultproxy):
+    """tcp-clients connections stuck mid-message fill the cap; each real
+    client that comes then takes the slot of the one stuck longest, and
+    is answered; a connection with a query waiting for its answer is
+    never the one closed."""
+    fp = faultproxy(bind, delay_mean=1500, delay_stddev=0)
+    d = dnsdamper([Forward("slow.example.test", [fp]),
+                   Forward(".", [bind])],
+                  extra=[f"tcp-clients {CAP}", "tcp-initial-timeout 30s",
+                         "tcp-idle-timeout 30s", "query-timeout 5s",
+                         "upstream-timeout 2s 4s"])
+    # one connection with a query the slow upstream answers 1.5 s later
+    waiting = wire.tcp_connect(d.port)
+    q = query.make_query("w.slow.example.test", msg_id=0x6401)
+    waiting.sendall(wire.frame(q.to_wire()))
+    time.sleep(0.2)
+    flood = _one_octet_each(d.port, CAP - 1)
+    time.sleep(0.2)
+    # the cap is full: every new client (staying connected) takes the
+    # slot of the connection longest without a message, the stuck ones
+    # first, then those answered longest ago, and gets its answer
+    real = []
+    for i in range(CAP + 2):
+        s = wire.tcp_connect(d.port)
+        s.sendall(wire.frame(query.make_query(checks.ALIVE_NAME,
+                                              msg_id=i).to_wire()))
+        raw = wire.TcpReader(s).read(3.0)
+        assert raw is not None, f"client {i} got no answer"
+        assert dns.message.from_wire(raw).id == i
+        real.append(s)
+    closed = [wire.TcpReader(s).wait_closed(0.5)[0] for s in flood]
+    assert all(closed), closed
+    # the 9 stuck ones went for clients 0 to 8, then clients 0, 1 and 2
+    # for clients 9, 10 and 11 (the one waiting for its answer stays)
+    closed = [wire.TcpReader(s).wait_closed(0.2)[0] for s in real]
+    assert closed == [True] * 3 + [False] * (CAP - 1), closed
+    raw = wire.TcpReader(waiting).read(5.0)
+    assert raw is not None, "the connection with a pending query was closed"
+    assert dns.message.from_wire(raw).id == q.id
+    m = d.control().metrics()
+    assert m.get("dnsdamper_tcp_evicted_total") >= CAP - 1
+    assert m.get("dnsdamper_tcp_refused_total") == 0
+    for s in flood + real + [waiting]:
+        s.close()
+
+
+def test_refused_when_every_connection_has_a_query_pending(
+        dnsdamper, bind, faultproxy):
+    fp = faultproxy(bind, delay_mean=1500, delay_stddev=0)
+    d = dnsdamper([Forward("slow.example.test", [fp]),
+                   Forward(".", [bind])],
+                  extra=["tcp-clients 2", "query-timeout 5s",
+                         "upstream-timeout 2s 4s"])
+    busy = []
+    for i in range(2):
+        s = wire.tcp_connect(d.port)
+        s.sendall(wire.frame(query.make_query(
+            f"p{i}.slow.example.test").to_wire()))
+        busy.append(s)
+    time.sleep(0.3)
+    s = wire.tcp_connect(d.port)
+    closed, msgs = wire.TcpReader(s).wait_closed(1.0)
+    assert closed and msgs == []
+    s.close()
+    for s in busy:
+        assert wire.TcpReader(s).read(5.0) is not None
+        s.close()
+    assert d.control().metrics().get("dnsdamper_tcp_refused_total") == 1
+
+
+def test_initial_timeout_shorter_than_idle(dnsdamper, bind):
+    """Before its first whole message a connection may stay silent
+    tcp-initial-timeout (1 s here), after it tcp-idle-timeout (4 s)."""
+    d = dnsdamper([Forward(".", [bind])],
+                  extra=["tcp-initial-timeout 1s", "tcp-idle-timeout 4s"])
+    silent = wire.tcp_connect(d.port)
+    talked = wire.tcp_connect(d.port)
+    start = time.monotonic()
+    talked.sendall(wire.frame(query.make_query(checks.ALIVE_NAME).to_wire()))
+    reader = wire.TcpReader(talked)
+    assert reader.read(3.0) is not None
+    closed, _ = wire.TcpReader(silent).wait_closed(3.0)
+    assert closed, "a connection that never sent a message was kept"
+    # 1 s, then the loop's next turn; generous for a loaded machine
+    assert time.monotonic() - start < 2.5
+    closed, _ = reader.wait_closed(max(0.0, start + 2.5 - time.monotonic()))
+    assert not closed, "the connection that sent a query went as early"
+    closed, _ = reader.wait_closed(5.0)
+    assert closed
+    silent.close()
+    talked.close()

@@ -174,6 +174,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(conf.query_timeout, 4000);
 	ck_assert_uint_eq(conf.tcp_clients, 256);
 	ck_assert_uint_eq(conf.tcp_idle_timeout, 10000);
+	ck_assert_uint_eq(conf.tcp_initial_timeout, 3000);
 	ck_assert_uint_eq(conf.max_inflight, 1024);
 	ck_assert_uint_eq(conf.max_waiters, 1000);
 	ck_assert_uint_eq(conf.control_clients, 16);
@@ -231,6 +232,7 @@ START_TEST(test_every_directive)
 	    "query-timeout 1500ms\n"
 	    "tcp-clients 100000\n"
 	    "tcp-idle-timeout 1h\n"
+	    "tcp-initial-timeout 500ms\n"
 	    "max-inflight 7\n"
 	    "max-waiters 1\n"
 	    "randomize-case no\n"
@@ -268,6 +270,7 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(conf.query_timeout, 1500);
 	ck_assert_uint_eq(conf.tcp_clients, 100000);
 	ck_assert_uint_eq(conf.tcp_idle_timeout, 3600 * 1000);
+	ck_assert_uint_eq(conf.tcp_initial_timeout, 500);
 	ck_assert_uint_eq(conf.max_inflight, 7);
 	ck_assert_uint_eq(conf.max_waiters, 1);
 	ck_assert_uint_eq(conf.control_clients, 1);
@@ -293,7 +296,7 @@ START_TEST(test_every_directive)
 	ck_assert_int_eq(fw->policy, CONFIG_POLICY_HASH);
 	ck_assert_uint_eq(fw->max_inflight, 5);
 	ck_assert_str_eq(fw->where.file, "x.conf");
-	ck_assert_int_eq(fw->where.line, 34);
+	ck_assert_int_eq(fw->where.line, 35);
 	config_free(&conf);
 }
 END_TEST
@@ -458,6 +461,9 @@ static const struct error_case {
 	  "x.conf:1: tcp-clients: 0 is out of range (1 to 100000)\n" },
 	{ "tcp-idle-timeout 2h\n",
 	  "x.conf:1: tcp-idle-timeout: 2h is out of range (1s to 1h)\n" },
+	{ "tcp-initial-timeout 50ms\n",
+	  "x.conf:1: tcp-initial-timeout: 50ms is out of range (100ms to "
+	  "1h)\n" },
 	{ "max-inflight 1000001\n",
 	  "x.conf:1: max-inflight: 1000001 is out of range (1 to 1000000)\n" },
 	{ "max-waiters 0\n",
@@ -904,6 +910,7 @@ START_TEST(test_print_canonical)
 	    "query-timeout 4s\n"
 	    "tcp-clients 256\n"
 	    "tcp-idle-timeout 10s\n"
+	    "tcp-initial-timeout 3s\n"
 	    "max-inflight 1024\n"
 	    "max-waiters 1000\n"
 	    "randomize-case yes\n"
