@@ -27,8 +27,12 @@ def ratio(a, b):
 
 def max_over_median(xs):
     """The highest second against the typical one: about 1 for a flat
-    series, the pulse's height for one pulse in many quiet seconds."""
-    return ratio(max(xs), median(xs)) if xs else float("nan")
+    series, the pulse's height for one pulse in many quiet seconds, inf
+    for pulses with silence in between (a median of 0)."""
+    if not xs or max(xs) == 0:
+        return float("nan")
+    m = median(xs)
+    return max(xs) / m if m else float("inf")
 
 
 def acf_peak(xs, min_lag=2, max_lag=20):
