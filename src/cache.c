@@ -1,14 +1,15 @@
 /* cache.c: what a DNS answer may be cached as, for how long, and as what. */
 #include "autoconf.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/buffer.h>
-#include <ldns/ldns.h>
-
 #include "cache.h"
+
+/* A key: the folded qname, then qtype, qclass and one octet of bits. */
+#define KEY_TAIL		5
+#define KEY_DO			1
+#define KEY_CD			2
 
 /* Shards spread lock contention; each must still hold large answers. */
 #define CACHE_SHARDS		16
@@ -83,9 +84,46 @@ cache_key_make(const struct cache *c, const struct msg_question *q,
 	key->data[n + 1] = q->qtype & 0xff;
 	key->data[n + 2] = q->qclass >> 8;
 	key->data[n + 3] = q->qclass & 0xff;
-	key->data[n + 4] = (do_bit ? 1 : 0) | (cd_bit ? 2 : 0);
-	key->len = n + 5;
+	key->data[n + 4] = (do_bit ? KEY_DO : 0) | (cd_bit ? KEY_CD : 0);
+	key->len = n + KEY_TAIL;
 	key->hash = lruhash_hash(c->table, key->data, key->len);
+}
+
+/* The qtype of a key whose qname is qlen octets. */
+static uint16_t
+key_qtype(const uint8_t *key, size_t qlen)
+{
+	return (uint16_t)(key[qlen] << 8 | key[qlen + 1]);
+}
+
+const uint8_t *
+cache_key_qname(const struct cache_key *key, size_t *len)
+{
+	*len = key->len - KEY_TAIL;
+	return key->data;
+}
+
+void
+cache_key_question(const struct cache_key *key, struct msg_question *q)
+{
+	size_t n = key->len - KEY_TAIL;
+
+	memcpy(q->qname, key->data, n);
+	q->qname_len = (uint8_t)n;
+	q->qtype = key_qtype(key->data, n);
+	q->qclass = (uint16_t)(key->data[n + 2] << 8 | key->data[n + 3]);
+}
+
+int
+cache_key_do(const struct cache_key *key)
+{
+	return (key->data[key->len - 1] & KEY_DO) != 0;
+}
+
+int
+cache_key_cd(const struct cache_key *key)
+{
+	return (key->data[key->len - 1] & KEY_CD) != 0;
 }
 
 static enum cache_kind
@@ -424,23 +462,6 @@ cache_lookup(struct cache *c, const struct cache_key *key,
 	    &a);
 }
 
-/* The length of the qname a key starts with (keys are well formed). */
-static size_t
-key_qname_len(const uint8_t *key)
-{
-	size_t n = 0;
-
-	while (key[n] != 0)
-		n += (size_t)key[n] + 1;
-	return n + 1;
-}
-
-static uint16_t
-key_qtype(const uint8_t *key, size_t qlen)
-{
-	return (uint16_t)(key[qlen] << 8 | key[qlen + 1]);
-}
-
 struct stats_arg {
 	const struct cache	*c;
 	uint64_t		 now;
@@ -516,9 +537,8 @@ flush_visit(const void *key, size_t keylen, void *value, void *arg)
 {
 	const uint8_t *k = key;
 	struct flush_arg *a = arg;
-	size_t qlen = key_qname_len(k);
+	size_t qlen = keylen - KEY_TAIL;
 
-	(void)keylen;
 	(void)value;
 	if (a->keep != NULL)
 		return a->keep(k, qlen, a->keep_arg) ? LRUHASH_KEEP :
@@ -555,137 +575,48 @@ cache_slices(const struct cache *c)
 	return lruhash_slices(c->table);
 }
 
-struct dump_arg {
-	const struct cache	*c;
-	uint64_t		 now;
-	struct evbuffer		*out;
-	uint8_t			*buf;		/* MSG_MAX_LEN + 64 */
-	uint64_t		 n;
-};
-
-/* The question a key stands for, as a client query without EDNS. */
-static void
-key_query(const uint8_t *key, size_t qlen, struct msg_query *q)
+int
+cache_key_load(const struct cache *c, const uint8_t *raw, size_t len,
+    struct cache_key *key)
 {
-	memset(q, 0, sizeof(*q));
-	memcpy(q->q.qname, key, qlen);
-	q->q.qname_len = (uint8_t)qlen;
-	q->q.qtype = key_qtype(key, qlen);
-	q->q.qclass = (uint16_t)(key[qlen + 2] << 8 | key[qlen + 3]);
-	q->flags = (key[qlen + 4] & 2) ? MSG_FLAG_CD : 0;
+	uint8_t name[MSG_NAME_MAX];
+
+	/* Starting at 0, no compression pointer can be followed. */
+	if (len <= KEY_TAIL || len > CACHE_KEY_MAX ||
+	    msg_name_unpack(raw, len - KEY_TAIL, 0, name) !=
+	    (int)(len - KEY_TAIL))
+		return -1;
+	memcpy(key->data, raw, len);
+	key->len = len;
+	key->hash = lruhash_hash(c->table, key->data, key->len);
+	return 0;
 }
 
-static void
-dump_rrs(struct evbuffer *out, ldns_rr_list *l, const char *state)
-{
-	char *text;
-	size_t i, n;
-
-	for (i = 0; i < ldns_rr_list_rr_count(l); i++) {
-		if ((text = ldns_rr2str(ldns_rr_list_rr(l, i))) == NULL)
-			continue;
-		n = strlen(text);
-		while (n > 0 && text[n - 1] == '\n')
-			n--;
-		evbuffer_add_printf(out, "%.*s\t; %s\n", (int)n, text, state);
-		free(text);
-	}
-}
-
-static void
-dump_entry(struct dump_arg *a, const uint8_t *key, const struct cache_entry *e)
-{
-	static const struct msg_reply_opts opts = { MSG_MAX_LEN, 0, -1 };
-	struct msg_ttl_rule rule = { 0, 0 };
-	char name[1024], state[1200];
-	size_t qlen = key_qname_len(key), len;
-	struct msg_query q;
-	ldns_pkt *p;
-	char *type;
-
-	msg_name_to_str(key, qlen, name, sizeof(name));
-	if ((type = ldns_rr_type2str(key_qtype(key, qlen))) == NULL)
-		return;
-	if (e->kind == CACHE_FAILURE) {
-		evbuffer_add_printf(a->out, "; failure %s %s %llus\n", name,
-		    type, (unsigned long long)((e->expire - a->now) / 1000));
-		free(type);
-		return;
-	}
-	if (a->now < e->expire) {
-		rule.elapsed = (uint32_t)((a->now - e->stored) / 1000);
-		snprintf(state, sizeof(state), "%s, %s %s",
-		    e->kind == CACHE_POSITIVE ? "fresh" : e->kind ==
-		    CACHE_NXDOMAIN ? "nxdomain" : "nodata", name, type);
-	} else {
-		rule.elapsed = UINT32_MAX;
-		snprintf(state, sizeof(state), "%sstale %llus, %s %s",
-		    e->kind == CACHE_POSITIVE ? "" : e->kind ==
-		    CACHE_NXDOMAIN ? "nxdomain " : "nodata ",
-		    (unsigned long long)((a->now - e->expire) / 1000), name,
-		    type);
-	}
-	free(type);
-	key_query(key, qlen, &q);
-	len = msg_write_answer(&e->tmpl, &q, &rule, &opts, a->buf,
-	    MSG_MAX_LEN + 64);
-	if (ldns_wire2pkt(&p, a->buf, len) != LDNS_STATUS_OK)
-		return;
-	dump_rrs(a->out, ldns_pkt_answer(p), state);
-	dump_rrs(a->out, ldns_pkt_authority(p), state);
-	dump_rrs(a->out, ldns_pkt_additional(p), state);
-	ldns_pkt_free(p);
-}
-
-static enum lruhash_verdict
-dump_visit(const void *key, size_t keylen, void *value, void *arg)
-{
-	const struct cache_entry *e = value;
-	struct dump_arg *a = arg;
-
-	(void)keylen;
-	if (past_stale(a->c, e, a->now))
-		return LRUHASH_KEEP;	/* gone at the next lookup */
-	dump_entry(a, key, e);
-	a->n++;
-	return LRUHASH_KEEP;
-}
-
-uint64_t
-cache_dump_slice(struct cache *c, unsigned i, uint64_t now,
-    struct evbuffer *out)
-{
-	struct dump_arg a = { c, now, out, NULL, 0 };
-
-	if ((a.buf = malloc(MSG_MAX_LEN + 64)) == NULL)
-		return 0;
-	lruhash_walk_slice(c->table, i, dump_visit, &a);
-	free(a.buf);
-	return a.n;
-}
-
-struct export_arg {
+struct walk_arg {
 	const struct cache	*c;
 	uint64_t		 now;
 	void			(*fn)(const struct cache_record *, void *);
 	void			*arg;
-	uint32_t		 ttls[MSG_MAX_LEN / 11];
+	struct cache_key	 key;
+	uint32_t		 ttls[UINT16_MAX];	/* n_ttls is 16 bits */
 };
 
 static enum lruhash_verdict
-export_visit(const void *key, size_t keylen, void *value, void *arg)
+walk_visit(const void *key, size_t keylen, void *value, void *arg)
 {
 	const struct cache_entry *e = value;
-	struct export_arg *a = arg;
+	struct walk_arg *a = arg;
 	struct cache_record rec;
 	size_t i;
 
-	if (e->kind == CACHE_FAILURE || past_stale(a->c, e, a->now))
-		return LRUHASH_KEEP;
+	if (past_stale(a->c, e, a->now))
+		return LRUHASH_KEEP;	/* gone at the next lookup */
+	memcpy(a->key.data, key, keylen);
+	a->key.len = keylen;
+	a->key.hash = lruhash_hash(a->c->table, key, keylen);
 	for (i = 0; i < e->tmpl.n_ttls; i++)
 		a->ttls[i] = e->tmpl.ttls[i].ttl;
-	rec.key = key;
-	rec.key_len = keylen;
+	rec.key = &a->key;
 	rec.kind = e->kind;
 	rec.age = a->now - e->stored;
 	rec.ttl = e->ttl;
@@ -699,10 +630,10 @@ export_visit(const void *key, size_t keylen, void *value, void *arg)
 }
 
 void
-cache_export_slice(struct cache *c, unsigned i, uint64_t now,
+cache_walk_slice(struct cache *c, unsigned i, uint64_t now,
     void (*fn)(const struct cache_record *rec, void *arg), void *arg)
 {
-	struct export_arg *a;
+	struct walk_arg *a;
 
 	if ((a = malloc(sizeof(*a))) == NULL)
 		return;
@@ -710,7 +641,7 @@ cache_export_slice(struct cache *c, unsigned i, uint64_t now,
 	a->now = now;
 	a->fn = fn;
 	a->arg = arg;
-	lruhash_walk_slice(c->table, i, export_visit, a);
+	lruhash_walk_slice(c->table, i, walk_visit, a);
 	free(a);
 }
 
@@ -722,16 +653,14 @@ static int
 record_valid(const struct cache *c, const struct cache_record *rec,
     const struct msg_response *r, struct cache_key *key)
 {
-	const uint8_t *k = rec->key;
-
-	if (rec->key_len < 6 || r->opt_index != -1 ||
-	    r->n_rrs != rec->n_ttls || (rec->kind != CACHE_POSITIVE &&
-	    rec->kind != CACHE_NXDOMAIN && rec->kind != CACHE_NODATA))
+	if (r->opt_index != -1 || r->n_rrs != rec->n_ttls ||
+	    (rec->kind != CACHE_POSITIVE && rec->kind != CACHE_NXDOMAIN &&
+	    rec->kind != CACHE_NODATA))
 		return 0;
-	cache_key_make(c, &r->q, k[rec->key_len - 1] & 1,
-	    (k[rec->key_len - 1] & 2) != 0, key);
-	return key->len == rec->key_len &&
-	    memcmp(key->data, rec->key, key->len) == 0;
+	cache_key_make(c, &r->q, cache_key_do(rec->key),
+	    cache_key_cd(rec->key), key);
+	return key->len == rec->key->len &&
+	    memcmp(key->data, rec->key->data, key->len) == 0;
 }
 
 int
@@ -744,7 +673,8 @@ cache_import(struct cache *c, const struct cache_record *rec, uint64_t now)
 	size_t i;
 	int ok;
 
-	if (msg_response_parse(rec->wire, rec->wire_len, &r) == -1)
+	if (rec->wire == NULL ||
+	    msg_response_parse(rec->wire, rec->wire_len, &r) == -1)
 		return -1;
 	ok = record_valid(c, rec, &r, &key) && rec->age <= now &&
 	    (e = entry_alloc(&r)) != NULL;

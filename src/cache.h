@@ -13,8 +13,6 @@
 #include "lruhash.h"
 #include "msg.h"
 
-struct evbuffer;
-
 /* qname (folded) + qtype + qclass + one octet of DO and CD bits. */
 #define CACHE_KEY_MAX	(MSG_NAME_MAX + 5)
 
@@ -65,6 +63,19 @@ void	cache_set_limits(struct cache *c, const struct cache_limits *lim);
  */
 void	cache_key_make(const struct cache *c, const struct msg_question *q,
 	    int do_bit, int cd_bit, struct cache_key *key);
+
+/*
+ * The parts of a key made by cache_key_make. cache_key_qname: its qname,
+ * folded, uncompressed wire of *len octets (the root label included),
+ * pointing into key. cache_key_question: that qname, qtype and qclass
+ * (host order) copied into *q. cache_key_do, cache_key_cd: 1 if it was
+ * asked with the DO bit (RFC 3225) or the CD bit (RFC 4035 §3.2.2), else 0.
+ */
+const uint8_t *cache_key_qname(const struct cache_key *key, size_t *len);
+void	cache_key_question(const struct cache_key *key,
+	    struct msg_question *q);
+int	cache_key_do(const struct cache_key *key);
+int	cache_key_cd(const struct cache_key *key);
 
 /*
  * cache_entry_new: an entry built from upstream response r (borrowed)
@@ -192,45 +203,49 @@ unsigned cache_slices(const struct cache *c);
 uint64_t cache_stale_slice(struct cache *c, unsigned i, uint64_t now);
 
 /*
- * cache_dump_slice: append to out the entries of slice i as of now, one RR
- * per line in presentation format (via ldns) with its remaining TTL, then
- * "; " and the entry's state: "fresh", "stale Ns" (expired N s ago),
- * "nxdomain" / "nodata" for negative entries, and for a failure entry a
- * comment line "; failure QNAME QTYPE Ns". Returns entries written.
- */
-uint64_t cache_dump_slice(struct cache *c, unsigned i, uint64_t now,
-	    struct evbuffer *out);
-
-/*
- * What the cache file holds of one entry: everything but memory addresses,
- * with times as ages so that they can be moved to another clock.
+ * One entry as plain data, for walks (the cache file, the /cache dump) and
+ * for cache_import: times are ages, so that it can move to another clock.
  */
 struct cache_record {
-	const uint8_t	*key;
-	size_t		 key_len;
+	const struct cache_key *key;
 	enum cache_kind	 kind;
 	uint64_t	 age;		/* ms since it was stored */
-	uint32_t	 ttl;		/* lifetime, s */
-	uint64_t	 failed_age;	/* ms since its refresh failed; 0: not */
+	uint32_t	 ttl;		/* lifetime, s (expired at age
+					 * ttl * 1000 ms) */
+	uint64_t	 failed_age;	/* ms since its refresh failed, or
+					 * 0 if it did not */
 	const uint32_t	*ttls;		/* stored TTL of each RR, s */
 	size_t		 n_ttls;
-	const uint8_t	*wire;		/* the message without OPT */
+	const uint8_t	*wire;		/* the message without OPT, with its
+					 * question as received; NULL for a
+					 * failure */
 	size_t		 wire_len;
 };
 
 /*
- * cache_export_slice: call fn(rec, arg) for every positive, NXDOMAIN and
- * NODATA entry of slice i still servable at now (fresh or stale).
- * The record's pointers are valid during the call only.
+ * cache_walk_slice: call fn(rec, arg) for every entry of slice i (<
+ * cache_slices) still of use at now: answers fresh or servable stale
+ * (within stale-max-age), and failures not yet expired. The record and
+ * everything it points to are valid during the call only; fn must not
+ * call back into the cache.
  */
-void	cache_export_slice(struct cache *c, unsigned i, uint64_t now,
+void	cache_walk_slice(struct cache *c, unsigned i, uint64_t now,
 	    void (*fn)(const struct cache_record *rec, void *arg), void *arg);
 
 /*
+ * cache_key_load: the key whose octets (as a record's key->data) are raw,
+ * len of them, into *key, hash included. Returns 0, or -1 if raw is not
+ * an uncompressed domain name followed by qtype, qclass and bits.
+ */
+int	cache_key_load(const struct cache *c, const uint8_t *raw, size_t len,
+	    struct cache_key *key);
+
+/*
  * cache_import: store rec as if it had been stored rec->age ms before now,
- * after checking it: a well-formed message whose RR count matches its
- * TTLs, a key for its question, and still servable. Returns 0 if stored,
- * -1 if refused.
+ * after checking it again: a positive, NXDOMAIN or NODATA entry whose
+ * message parses without an OPT, has one TTL per RR and asks the question
+ * of its key, and is still servable at now. Returns 0 if stored, -1 if
+ * refused (or out of memory).
  */
 int	cache_import(struct cache *c, const struct cache_record *rec,
 	    uint64_t now);

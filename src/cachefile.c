@@ -57,8 +57,11 @@ write_record(const struct cache_record *rec, void *arg)
 	struct writer *w = arg;
 	size_t i;
 
-	put(w->b, rec->key_len, 2);
-	evbuffer_add(w->b, rec->key, rec->key_len);
+	/* A failure is only worth its few seconds in this run. */
+	if (rec->kind == CACHE_FAILURE)
+		return;
+	put(w->b, rec->key->len, 2);
+	evbuffer_add(w->b, rec->key->data, rec->key->len);
 	put(w->b, (uint64_t)rec->kind, 1);
 	put(w->b, rec->age, 8);
 	put(w->b, rec->ttl, 4);
@@ -139,7 +142,7 @@ cachefile_write(struct cache *c, struct zone_table *zones, const char *path,
 	put(w.b, 0, 4);			/* the count, filled in below */
 	write_zones(w.b, zones);
 	for (i = 0; i < cache_slices(c); i++)
-		cache_export_slice(c, i, now, write_record, &w);
+		cache_walk_slice(c, i, now, write_record, &w);
 	len = evbuffer_get_length(w.b);
 	all = evbuffer_pullup(w.b, -1);
 	all[HEADER_LEN - 4] = (uint8_t)(w.count >> 24);
@@ -193,14 +196,22 @@ take(struct reader *r, size_t n)
 	return p;
 }
 
+/* One record as it is in the file. */
+struct file_record {
+	const uint8_t		*key;
+	size_t			 key_len;
+	struct cache_record	 rec;		/* but its key */
+};
+
 /* One record; its TTLs go to ttls (room for 65535). */
 static void
-read_record(struct reader *r, struct cache_record *rec, uint32_t *ttls)
+read_record(struct reader *r, struct file_record *fr, uint32_t *ttls)
 {
+	struct cache_record *rec = &fr->rec;
 	size_t i;
 
-	rec->key_len = (size_t)get(r, 2);
-	rec->key = take(r, rec->key_len);
+	fr->key_len = (size_t)get(r, 2);
+	fr->key = take(r, fr->key_len);
 	rec->kind = (enum cache_kind)get(r, 1);
 	rec->age = get(r, 8);
 	rec->ttl = (uint32_t)get(r, 4);
@@ -256,21 +267,19 @@ read_zones(struct reader *r, struct file_zones *fz)
 	}
 }
 
-/* 1 if the record's name is forwarded now as it was when it was saved. */
+/* 1 if key's name is forwarded now as it was when it was saved. */
 static int
 same_forwarding(const struct file_zones *fz, struct zone_table *zones,
-    const struct cache_record *rec)
+    const struct cache_key *key)
 {
 	struct reader r = fz->at;
 	const struct zone *z;
-	const uint8_t *name;
-	size_t qlen = 0, i, len;
+	const uint8_t *name, *qname;
+	size_t qlen, i, len;
 	uint64_t fp;
 
-	while (qlen < rec->key_len && rec->key[qlen] != 0)
-		qlen += (size_t)rec->key[qlen] + 1;
-	if (qlen >= rec->key_len ||
-	    (z = zone_find(zones, rec->key, qlen + 1)) == NULL)
+	qname = cache_key_qname(key, &qlen);
+	if ((z = zone_find(zones, qname, qlen)) == NULL)
 		return 0;
 	for (i = 0; i < fz->n; i++) {
 		len = (size_t)get(&r, 1);
@@ -287,7 +296,8 @@ static long
 import_all(struct cache *c, struct zone_table *zones, const uint8_t *all,
     size_t len, uint64_t now)
 {
-	struct cache_record rec;
+	struct file_record fr;
+	struct cache_key key;
 	struct reader r = { NULL, 0, 0 }, check;
 	struct file_zones fz;
 	uint64_t written, moved;
@@ -301,7 +311,7 @@ import_all(struct cache *c, struct zone_table *zones, const uint8_t *all,
 	read_zones(&r, &fz);
 	check = r;
 	for (i = 0; i < count && !check.bad; i++)
-		read_record(&check, &rec, ttls);
+		read_record(&check, &fr, ttls);
 	if (r.bad || check.bad || check.left != 0) {
 		free(ttls);
 		return -1;
@@ -309,15 +319,18 @@ import_all(struct cache *c, struct zone_table *zones, const uint8_t *all,
 	/* A clock set back counts as no time passed. */
 	moved = wall > (int64_t)written ? (uint64_t)wall - written : 0;
 	for (i = 0; i < count; i++) {
-		read_record(&r, &rec, ttls);
-		if (!same_forwarding(&fz, zones, &rec)) {
+		read_record(&r, &fr, ttls);
+		if (cache_key_load(c, fr.key, fr.key_len, &key) == -1)
+			continue;
+		if (!same_forwarding(&fz, zones, &key)) {
 			rerouted++;
 			continue;
 		}
-		rec.age += moved;
-		if (rec.failed_age > 0)
-			rec.failed_age += moved;
-		stored += cache_import(c, &rec, now) == 0;
+		fr.rec.key = &key;
+		fr.rec.age += moved;
+		if (fr.rec.failed_age > 0)
+			fr.rec.failed_age += moved;
+		stored += cache_import(c, &fr.rec, now) == 0;
 	}
 	free(ttls);
 	if (rerouted > 0)

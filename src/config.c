@@ -1,75 +1,168 @@
-/* config.c: a configuration: defaults, load, validation, resolv.conf, free. */
+/* config.c: a configuration's defaults, the checks across directives, free. */
 #include "autoconf.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "addr.h"
 #include "config.h"
-#include "parse.h"
-#include "resolvconf.h"
 
-/* The file named in messages about what no file said. */
-#define CONFIG_BUILTIN	"(defaults)"
-
-/* Two directives, stored in the same unit, whose values must be lo <= hi. */
-static const struct config_order {
-	const char	*lo;
-	const char	*lo_label;	/* for the message */
-	const char	*hi;
-} config_orders[] = {
-	{ "min-ttl", "min-ttl", "max-ttl" },
-	{ "upstream-timeout", "upstream-timeout minimum", "query-timeout" },
+const struct config_name config_policy_names[] = {
+	{ "order", CONFIG_POLICY_ORDER },
+	{ "random", CONFIG_POLICY_RANDOM },
+	{ "fastest", CONFIG_POLICY_FASTEST },
+	{ "hash", CONFIG_POLICY_HASH },
+	{ NULL, 0 }
 };
 
-/* Report an order violated at the later of the two directives given. */
-static void
-config_check_order(const struct config *conf, struct parse_run *run,
-    const struct config_order *o)
-{
-	const struct parse_directive *lo, *hi;
-	const struct parse_seen *at, *at_hi;
-	char lo_buf[32], hi_buf[32];
-	uint64_t lo_v, hi_v;
+const struct config_name config_log_names[] = {
+	{ "stderr", CONFIG_LOG_STDERR },
+	{ "syslog", CONFIG_LOG_SYSLOG },
+	{ NULL, 0 }
+};
 
-	lo = parse_lookup(parse_top, o->lo);
-	hi = parse_lookup(parse_top, o->hi);
-	lo_v = parse_get(lo, conf, lo->offset);
-	hi_v = parse_get(hi, conf, hi->offset);
-	if (lo_v <= hi_v)
-		return;
-	at = parse_seen(run, o->lo);
-	at_hi = parse_seen(run, o->hi);
-	if (at_hi->order > at->order)
-		at = at_hi;
-	parse_error(run, at->line > 0 ? at->file : conf->source, at->line,
-	    "%s %s is greater than %s %s", o->lo_label,
-	    parse_format(lo, lo_v, lo_buf, sizeof(lo_buf)), o->hi,
-	    parse_format(hi, hi_v, hi_buf, sizeof(hi_buf)));
+void
+config_error(const struct config_report *r, const struct config_where *where,
+    const char *directive, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	r->error(r->arg, where, directive, fmt, ap);
+	va_end(ap);
 }
 
-/* An upstream that is one of our own listen addresses is a loop. */
-static void
-config_check_loop(const struct config *conf, const struct config_forward *fw,
-    struct parse_run *run)
+/*
+ * Free the string directives of conf and, with_defaults, copy in their
+ * defaults: one list for both, so that a string added is freed too.
+ * Returns 0, or -1 if out of memory.
+ */
+static int
+config_reset_strings(struct config *conf, int with_defaults)
 {
-	const struct addr *mine;
-	const char *why;
-	char up[ADDR_STRLEN], me[ADDR_STRLEN];
+	const struct {
+		char		**field;
+		const char	 *def;
+	} strs[] = {
+		{ &conf->resolv_conf, "/etc/resolv.conf" },
+		{ &conf->control, "/run/dnsdamper/control.sock" },
+		{ &conf->control_mode_str, "0660" },
+		{ &conf->control_group, CONFIG_NONE },
+		{ &conf->metrics_listen_str, CONFIG_NONE },
+		{ &conf->cache_file, "/var/lib/dnsdamper/cache.dump" },
+		{ &conf->user, "dnsdamper" },
+	};
 	size_t i;
 
-	for (i = 0; i < fw->n_upstreams; i++) {
-		why = resolvconf_self(&fw->upstreams[i], conf->listen,
-		    conf->n_listen, &mine);
-		if (why == NULL)
-			continue;
-		parse_error(run, fw->where.file, fw->where.line,
-		    "forward \"%s\": upstream %s would loop: %s %s", fw->zone,
-		    addr_format(&fw->upstreams[i], up, sizeof(up)), why,
-		    addr_format(mine, me, sizeof(me)));
+	for (i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
+		free(*strs[i].field);
+		*strs[i].field = NULL;
+		if (with_defaults &&
+		    (*strs[i].field = strdup(strs[i].def)) == NULL)
+			return -1;
 	}
+	return 0;
+}
+
+int
+config_defaults(struct config *conf)
+{
+	memset(conf, 0, sizeof(*conf));
+	conf->cache_size = 64 * 1024 * 1024;
+	conf->max_ttl = 86400;
+	conf->min_ttl = 0;
+	/* RFC 2308 §5: a day at most, hours usual. */
+	conf->max_negative_ttl = 3600;
+	/* RFC 9520 §3.2: at least 1 s; a few spare a dead upstream. */
+	conf->failure_ttl = 5;
+	/* RFC 6891; 1232 bytes avoid fragmentation (DNS flag day 2020). */
+	conf->edns_buffer_size = 1232;
+	conf->upstream_timeout_min = 50;
+	conf->upstream_timeout_max = 2000;
+	conf->query_timeout = 4000;
+	conf->tcp_clients = 256;
+	/* RFC 7766 §6.2.3: idle timeouts of seconds, not minutes. */
+	conf->tcp_idle_timeout = 10000;
+	conf->max_inflight = 1024;
+	/* draft-vixie-dnsext-dns0x20 */
+	conf->randomize_case = 1;
+	/* RFC 8767 §5: serve stale data, 1 to 3 days of it. */
+	conf->serve_stale = 1;
+	conf->stale_max_age = 86400;
+	/* RFC 8767 §4: stale answers carry a TTL of 30 s. */
+	conf->stale_answer_ttl = 30;
+	/* RFC 8767 §5: the client response timer, 1.8 s. */
+	conf->client_timeout = 1800;
+	/* RFC 8767 §5: the failure recheck timer, 30 s. */
+	conf->stale_refresh_interval = 30;
+	conf->prefetch = 1;
+	conf->srv_prefetch_targets = 1;
+	conf->log = CONFIG_LOG_STDERR;
+	return config_reset_strings(conf, 1);
+}
+
+void
+config_forward_defaults(struct config_forward *fw)
+{
+	memset(fw, 0, sizeof(*fw));
+	fw->policy = CONFIG_POLICY_ORDER;
+	fw->max_inflight = 0;
+}
+
+int
+config_add_addr(struct addr **arr, size_t *n, const struct addr *a)
+{
+	struct addr *na;
+
+	if ((na = reallocarray(*arr, *n + 1, sizeof(*na))) == NULL)
+		return -1;
+	na[(*n)++] = *a;
+	*arr = na;
+	return 0;
+}
+
+int
+config_add_forward(struct config *conf, const struct config_forward *fw)
+{
+	struct config_forward *n;
+
+	n = reallocarray(conf->forwards, conf->n_forwards + 1, sizeof(*n));
+	if (n == NULL)
+		return -1;
+	n[conf->n_forwards++] = *fw;
+	conf->forwards = n;
+	return 0;
+}
+
+int
+config_implicit(struct config *conf, const char *file)
+{
+	static const char *const listen[] = { "127.0.0.1", "::1" };
+	struct config_forward fw;
+	struct addr a;
+	const char *errstr;
+	size_t i, n_listen = conf->n_listen;
+
+	conf->listen_default = n_listen == 0;
+	for (i = 0; n_listen == 0 && i < sizeof(listen) / sizeof(listen[0]);
+	    i++)
+		if (addr_parse(listen[i], CONFIG_DEFAULT_PORT, &a,
+		    &errstr) == -1 ||
+		    config_add_addr(&conf->listen, &conf->n_listen, &a) == -1)
+			return -1;
+	for (i = 0; i < conf->n_forwards; i++)
+		if (strcmp(conf->forwards[i].zone, ".") == 0)
+			return 0;
+	config_forward_defaults(&fw);
+	fw.use_resolv_conf = 1;
+	if ((fw.zone = strdup(".")) == NULL ||
+	    (fw.where.file = strdup(file)) == NULL ||
+	    config_add_forward(conf, &fw) == -1) {
+		config_forward_free(&fw);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -77,10 +170,9 @@ config_check_loop(const struct config *conf, const struct config_forward *fw,
  * zone without its own, so that no zone can take another's share.
  */
 static void
-config_check_budgets(const struct config *conf, struct parse_run *run)
+config_check_budgets(const struct config *conf, const struct config_report *r)
 {
 	const struct config_forward *fw;
-	const struct parse_seen *at;
 	uint64_t sum = 0;
 	size_t i, shared = 0;
 
@@ -93,28 +185,27 @@ config_check_budgets(const struct config *conf, struct parse_run *run)
 		sum += fw->max_inflight;
 		if (sum + shared <= conf->max_inflight)
 			continue;
-		parse_error(run, fw->where.file, fw->where.line,
-		    "forward \"%s\": max-inflight %u: the zones would need "
-		    "%llu of max-inflight %u", fw->zone, fw->max_inflight,
+		config_error(r, &fw->where, NULL, "forward \"%s\": "
+		    "max-inflight %u: the zones would need %llu of "
+		    "max-inflight %u", fw->zone, fw->max_inflight,
 		    (unsigned long long)(sum + shared), conf->max_inflight);
 		return;
 	}
-	at = parse_seen(run, "max-inflight");
 	if (sum + shared > conf->max_inflight)
-		parse_error(run, at->line > 0 ? at->file : conf->source !=
-		    NULL ? conf->source : CONFIG_BUILTIN, at->line,
-		    "max-inflight %u leaves less than 1 for each of the %zu "
-		    "zones without their own", conf->max_inflight, shared);
+		config_error(r, NULL, "max-inflight", "max-inflight %u leaves "
+		    "less than 1 for each of the %zu zones without their own",
+		    conf->max_inflight, shared);
 }
 
-/* Replace *field with its canonical spelling, as -t -v prints it. */
+/* Replace *field of directive with its canonical spelling. */
 static void
-config_canonical(char **field, const char *canonical, struct parse_run *run)
+config_canonical(char **field, const char *canonical, const char *directive,
+    const struct config_report *r)
 {
 	char *copy;
 
 	if ((copy = strdup(canonical)) == NULL) {
-		parse_error(run, CONFIG_BUILTIN, 0, "out of memory");
+		config_error(r, NULL, directive, "out of memory");
 		return;
 	}
 	free(*field);
@@ -123,30 +214,29 @@ config_canonical(char **field, const char *canonical, struct parse_run *run)
 
 /* control-mode: octal permissions of the socket, at most 0777. */
 static void
-config_check_mode(struct config *conf, struct parse_run *run)
+config_check_mode(struct config *conf, const struct config_report *r)
 {
-	const struct parse_seen *at = parse_seen(run, "control-mode");
+	const char *str = conf->control_mode_str;
 	char *end, canonical[8];
 	unsigned long v;
 
-	v = strtoul(conf->control_mode_str, &end, 8);
-	if (conf->control_mode_str[0] >= '0' &&
-	    conf->control_mode_str[0] <= '7' && *end == '\0' && v <= 0777) {
+	v = strtoul(str, &end, 8);
+	if (str[0] >= '0' && str[0] <= '7' && *end == '\0' && v <= 0777) {
 		conf->control_mode = (unsigned)v;
 		snprintf(canonical, sizeof(canonical), "%04lo", v);
-		config_canonical(&conf->control_mode_str, canonical, run);
+		config_canonical(&conf->control_mode_str, canonical,
+		    "control-mode", r);
 		return;
 	}
-	parse_error(run, at->line > 0 ? at->file : CONFIG_BUILTIN, at->line,
-	    "control-mode: \"%s\" is not an octal mode from 0 to 0777",
-	    conf->control_mode_str);
+	config_error(r, NULL, "control-mode", "control-mode: \"%s\" is not an "
+	    "octal mode from 0 to 0777", str);
 }
 
 /* metrics-listen: "none" or one address, port required in effect. */
 static void
-config_check_metrics_listen(struct config *conf, struct parse_run *run)
+config_check_metrics_listen(struct config *conf,
+    const struct config_report *r)
 {
-	const struct parse_seen *at = parse_seen(run, "metrics-listen");
 	char buf[ADDR_STRLEN];
 	const char *errstr;
 
@@ -155,116 +245,30 @@ config_check_metrics_listen(struct config *conf, struct parse_run *run)
 		return;
 	if (addr_parse(conf->metrics_listen_str, 9153, &conf->metrics_listen,
 	    &errstr) == -1)
-		parse_error(run, at->file, at->line, "metrics-listen: \"%s\" "
-		    "is not an address: %s", conf->metrics_listen_str, errstr);
+		config_error(r, NULL, "metrics-listen", "metrics-listen: "
+		    "\"%s\" is not an address: %s", conf->metrics_listen_str,
+		    errstr);
 	else
 		config_canonical(&conf->metrics_listen_str,
-		    addr_format(&conf->metrics_listen, buf, sizeof(buf)), run);
+		    addr_format(&conf->metrics_listen, buf, sizeof(buf)),
+		    "metrics-listen", r);
 }
 
-/* Append the nameservers of conf->resolv_conf to fw's upstreams. */
-static void
-config_expand(struct config *conf, struct config_forward *fw,
-    struct parse_run *run)
+void
+config_validate(struct config *conf, const struct config_report *r)
 {
-	struct addr *ns, *n;
-	size_t n_ns;
-
-	if (resolvconf_read(conf->resolv_conf, conf->listen, conf->n_listen,
-	    &ns, &n_ns) == -1) {
-		parse_error(run, fw->where.file, fw->where.line,
-		    "forward \"%s\": cannot read %s: %s", fw->zone,
-		    conf->resolv_conf, parse_strerror(errno));
-		return;
-	}
-	if (n_ns == 0) {
-		parse_error(run, fw->where.file, fw->where.line,
-		    "forward \"%s\": no usable nameserver in %s (all are our "
-		    "own listen addresses)", fw->zone, conf->resolv_conf);
-		return;
-	}
-	n = reallocarray(fw->upstreams, fw->n_upstreams + n_ns, sizeof(*n));
-	if (n == NULL) {
-		parse_error(run, fw->where.file, fw->where.line,
-		    "out of memory");
-		free(ns);
-		return;
-	}
-	memcpy(n + fw->n_upstreams, ns, n_ns * sizeof(*ns));
-	fw->upstreams = n;
-	fw->n_upstreams += n_ns;
-	free(ns);
+	config_check_budgets(conf, r);
+	config_check_mode(conf, r);
+	config_check_metrics_listen(conf, r);
 }
 
-/* Defaults, the file at path (NULL: none), and what it implies. */
-static void
-config_read(struct config *conf, const char *path, struct parse_run *run)
+void
+config_forward_free(struct config_forward *fw)
 {
-	const char *file = path != NULL ? path : CONFIG_BUILTIN;
-	size_t i;
-
-	if (parse_defaults(parse_top, conf) == -1 ||
-	    (path != NULL && (conf->source = strdup(path)) == NULL)) {
-		parse_error(run, file, 0, "out of memory");
-		return;
-	}
-	if (path != NULL)
-		parse_file(run, path, conf);
-	if (parse_implicit(conf, file) == -1) {
-		parse_error(run, file, 0, "out of memory");
-		return;
-	}
-	for (i = 0; i < sizeof(config_orders) / sizeof(config_orders[0]);
-	    i++)
-		config_check_order(conf, run, &config_orders[i]);
-	config_check_budgets(conf, run);
-	config_check_mode(conf, run);
-	config_check_metrics_listen(conf, run);
-}
-
-int
-config_defaults(struct config *conf)
-{
-	memset(conf, 0, sizeof(*conf));
-	if (parse_defaults(parse_top, conf) == -1 ||
-	    parse_implicit(conf, CONFIG_BUILTIN) == -1) {
-		config_free(conf);
-		return -1;
-	}
-	return 0;
-}
-
-int
-config_load(const char *path, struct config *conf, FILE *errs)
-{
-	struct parse_run run;
-	size_t i;
-	int errors, valid;
-
-	memset(conf, 0, sizeof(*conf));
-	if (parse_run_init(&run, errs) == -1) {
-		fprintf(errs, "%s: out of memory\n",
-		    path != NULL ? path : CONFIG_BUILTIN);
-		return -1;
-	}
-	config_read(conf, path, &run);
-	valid = run.n_errors == 0;
-	/*
-	 * Which nameservers are our own depends on the listen addresses and
-	 * resolv-conf being right: expand only a configuration without error.
-	 */
-	for (i = 0; valid && i < conf->n_forwards; i++)
-		if (conf->forwards[i].use_resolv_conf)
-			config_expand(conf, &conf->forwards[i], &run);
-		else
-			config_check_loop(conf, &conf->forwards[i], &run);
-	errors = run.n_errors;
-	parse_run_free(&run);
-	if (errors > 0) {
-		config_free(conf);
-		return -1;
-	}
-	return 0;
+	free(fw->zone);
+	free(fw->upstreams);
+	free(fw->where.file);
+	memset(fw, 0, sizeof(*fw));
 }
 
 void
@@ -273,10 +277,21 @@ config_free(struct config *conf)
 	size_t i;
 
 	for (i = 0; i < conf->n_forwards; i++)
-		parse_forward_free(&conf->forwards[i]);
+		config_forward_free(&conf->forwards[i]);
 	free(conf->forwards);
 	free(conf->listen);
 	free(conf->source);
-	parse_clear(parse_top, conf);
+	(void)config_reset_strings(conf, 0);
 	memset(conf, 0, sizeof(*conf));
+}
+
+const char *
+config_policy_name(enum config_policy policy)
+{
+	const struct config_name *n;
+
+	for (n = config_policy_names; n->name != NULL; n++)
+		if (n->value == (int)policy)
+			return n->name;
+	return "?";
 }

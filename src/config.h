@@ -1,14 +1,22 @@
-/* config.h: struct config, its defaults, semantic validation and free. */
+/*
+ * config.h: struct config, its defaults, semantic validation and free: the
+ * bottom of the configuration layer (lex and parse read a file into it,
+ * resolvconf fills in `upstream resolv.conf`, printconf prints it).
+ */
 #ifndef DNSDAMPER_CONFIG_H
 #define DNSDAMPER_CONFIG_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "addr.h"
 
+/* The port of an address given without one (RFC 1035 §4.2). */
 #define CONFIG_DEFAULT_PORT	53
+
+/* The file named in messages about what no file said. */
+#define CONFIG_BUILTIN	"(defaults)"
 
 /* How a forward zone picks among its healthy upstreams. */
 enum config_policy {
@@ -28,25 +36,43 @@ enum config_log {
 /* The word that turns a path or address directive off. */
 #define CONFIG_NONE	"none"
 
+/* A word of the configuration language and the value it stands for. */
+struct config_name {
+	const char	*name;
+	int		 value;
+};
+
+/* The words of enum config_policy and enum config_log; end with NULL. */
+extern const struct config_name config_policy_names[];
+extern const struct config_name config_log_names[];
+
 /* Where a directive was read, for `file:line: message` diagnostics. */
 struct config_where {
 	char	*file;		/* owned */
-	int	 line;
+	int	 line;		/* 0: not on a line (an implied directive) */
 };
 
 /* One `forward ZONE { ... }` block. */
 struct config_forward {
-	char			*zone;		/* owned; lower case, presentation
-						 * format, absolute: "." or
+	char			*zone;		/* owned; lower case,
+						 * presentation format,
+						 * absolute: "." or
 						 * "corp.example." */
 	struct addr		*upstreams;	/* owned array, port set */
 	size_t			 n_upstreams;
 	int			 use_resolv_conf; /* `upstream resolv.conf` */
 	enum config_policy	 policy;
 	uint32_t		 max_inflight;	/* 0: a share of the global */
-	struct config_where	 where;
+	struct config_where	 where;		/* of the forward directive;
+						 * the top file (or
+						 * CONFIG_BUILTIN) at line 0
+						 * for the implied one */
 };
 
+/*
+ * A configuration: filled by config_defaults, then a reader (parse_load),
+ * config_implicit, config_validate and resolvconf_apply; then read-only.
+ */
 struct config {
 	char			*source;	/* owned; file read, or NULL
 						 * when running on defaults */
@@ -54,7 +80,8 @@ struct config {
 	size_t			 n_listen;
 	int			 listen_default; /* no listen directive: the
 						 * built-in addresses */
-	struct config_forward	*forwards;	/* owned array, in file order */
+	struct config_forward	*forwards;	/* owned array, in file order,
+						 * the implied one last */
 	size_t			 n_forwards;
 	char			*resolv_conf;	/* owned; default
 						 * /etc/resolv.conf */
@@ -78,7 +105,8 @@ struct config {
 	uint32_t		 stale_refresh_interval; /* seconds */
 	int			 prefetch;	/* boolean */
 	int			 srv_prefetch_targets; /* boolean */
-	char			*control;	/* owned; socket path or "none" */
+	char			*control;	/* owned; socket path or
+						 * "none" */
 	char			*control_mode_str; /* owned; octal, as given */
 	unsigned		 control_mode;	/* from control_mode_str */
 	char			*control_group;	/* owned; group or "none" */
@@ -90,34 +118,91 @@ struct config {
 };
 
 /*
- * config_defaults: fill *conf with the built-in defaults: listen
- * 127.0.0.1:53 and [::1]:53, `forward . { upstream resolv.conf }`, and the
- * default of every scalar. Returns 0, or -1 if out of memory.
+ * Where the checks of a configuration report what is wrong: the reader of
+ * the file, which alone knows where each directive was given. error()
+ * writes one message (fmt and ap, printf-style, no newline) as a line
+ * `file:line: message`: at *where when where is not NULL, else where the
+ * top-level directive named directive was first given (`file: message`
+ * for the configuration file when it was not given), and counts it.
+ */
+struct config_report {
+	void	(*error)(void *arg, const struct config_where *where,
+		    const char *directive, const char *fmt, va_list ap)
+		    __attribute__((format(printf, 4, 0)));
+	void	*arg;
+};
+
+/* config_error: report fmt through r, as r->error says. */
+void	config_error(const struct config_report *r,
+	    const struct config_where *where, const char *directive,
+	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/*
+ * config_defaults: overwrite *conf (without freeing it) with the built-in
+ * value of every directive that has one: no listen address and no forward
+ * yet (config_implicit adds them), strings copied. Returns 0, or -1 if out
+ * of memory; either way *conf is for config_free.
  */
 int	config_defaults(struct config *conf);
 
 /*
- * config_load: the defaults, overridden by the file at path and its includes
- * (path NULL: defaults only), validated, with every `upstream resolv.conf`
- * expanded from conf->resolv_conf minus our own listen addresses.
- * Every error is written to errs as one line `file:line: message` (errors
- * not tied to a line: `file: message`), all errors of one run, not only the
- * first. Returns 0 and fills *conf (the caller frees it with config_free),
- * or -1 with *conf left empty.
+ * config_forward_defaults: overwrite *fw (without freeing it) with an
+ * empty forward block: no zone, no upstream, policy order, max-inflight 0
+ * (an even share).
  */
-int	config_load(const char *path, struct config *conf, FILE *errs);
+void	config_forward_defaults(struct config_forward *fw);
+
+/*
+ * config_implicit: add what a configuration means without saying it:
+ * listen on 127.0.0.1:53 and [::1]:53 when conf has no listen address
+ * (conf->listen_default says whether that was so), and `forward . {
+ * upstream resolv.conf }` when no forward is for the root, with where file
+ * (copied) at line 0. Returns 0, or -1 if out of memory (conf is then for
+ * config_free).
+ */
+int	config_implicit(struct config *conf, const char *file);
+
+/*
+ * config_add_addr: append a copy of *a to the array *arr of *n addresses
+ * (owned, reallocated). Returns 0, or -1 if out of memory (*arr intact).
+ */
+int	config_add_addr(struct addr **arr, size_t *n, const struct addr *a);
+
+/*
+ * config_add_forward: append *fw to conf->forwards, which then owns what
+ * fw owns. Returns 0, or -1 if out of memory (fw still owns it).
+ */
+int	config_add_forward(struct config *conf,
+	    const struct config_forward *fw);
+
+/*
+ * config_validate: the checks across directives of a configuration that
+ * was read, every error reported through r, not only the first:
+ * - the max-inflight of the zones fits the global one with at least 1 left
+ *   for each zone without its own: `forward "ZONE": max-inflight N: the
+ *   zones would need N of max-inflight N` at the forward, or `max-inflight
+ *   N leaves less than 1 for each of the N zones without their own`;
+ * - control-mode is an octal mode from 0 to 0777, then stored in
+ *   control_mode: `control-mode: "STR" is not an octal mode from 0 to
+ *   0777`;
+ * - metrics-listen is "none" (metrics_listen.len 0) or an address, port
+ *   9153 by default, then stored in metrics_listen: `metrics-listen: "STR"
+ *   is not an address: why`.
+ * Both strings are rewritten in canonical form, as -t -v prints them
+ * ("0660", "127.0.0.1:9153"); out of memory is reported too.
+ */
+void	config_validate(struct config *conf, const struct config_report *r);
+
+/* config_forward_free: release what *fw owns; *fw may then be reused. */
+void	config_forward_free(struct config_forward *fw);
 
 /* config_free: release everything *conf owns; *conf may then be reused. */
 void	config_free(struct config *conf);
 
 /*
- * config_print: write conf to stream in canonical form, one directive per
- * line, every value explicit, so that reading the output back yields an
- * equal config (`dnsdamper -t -v`).
+ * config_policy_name: the directive's word for policy ("order"...), a
+ * static string; "?" for a value that is not a policy.
  */
-void	config_print(const struct config *conf, FILE *stream);
-
-/* config_policy_name: the directive's word for policy ("order"...). */
 const char *config_policy_name(enum config_policy policy);
 
 #endif

@@ -19,6 +19,7 @@
 #include <ldns/ldns.h>
 
 #include "cache.h"
+#include "cachedump.h"
 #include "clock.h"
 #include "control.h"
 #include "log.h"
@@ -439,7 +440,7 @@ dump_next(struct evhttp_connection *evcon, void *arg)
 
 	while (b != NULL && evbuffer_get_length(b) == 0 &&
 	    d->slice < cache_slices(cache))
-		cache_dump_slice(cache, d->slice++, clock_now_ms(), b);
+		cachedump_slice(cache, d->slice++, clock_now_ms(), b);
 	if (b == NULL || evbuffer_get_length(b) == 0) {
 		evhttp_connection_set_closecb(evcon, NULL, NULL);
 		evhttp_send_reply_end(d->req);

@@ -5,7 +5,7 @@
  *   GET  /stats      the same figures as JSON
  *   GET  /upstreams  each upstream's state, RTT, failures (JSON)
  *   GET  /explain?name=N[&type=T]   how N would be answered now (JSON)
- *   GET  /cache      the cache, one RR per line, streamed shard by shard
+ *   GET  /cache      the cache, one RR per line, streamed slice by slice
  *   POST /flush[?name=N[&type=T] | ?zone=Z]   drop cache entries
  *   POST /reload     reread the configuration, as SIGHUP does
  * and the optional metrics-listen TCP socket, serving GET /metrics only.

@@ -1,20 +1,16 @@
 /*
- * listen.h: the UDP and TCP listening sockets: binding them, receiving
- * UDP queries in batches (recvmmsg) and sending UDP answers (sendmmsg),
- * from the address each query was sent to.
+ * listen.h: the UDP and TCP listening sockets, at start-up: those passed
+ * by the service manager (socket activation, fd store) adopted, the rest
+ * bound; UDP sockets on a wildcard address ask for each query's
+ * destination (pktinfo). udp.c and tcpconn.c serve them.
  */
 #ifndef DNSDAMPER_LISTEN_H
 #define DNSDAMPER_LISTEN_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include "addr.h"
 #include "config.h"
-
-struct worker;
-struct client;
-struct listen_udp;
 
 /* A bound address: one UDP and one listening TCP socket (-1: none). */
 struct listen_socket {
@@ -45,24 +41,5 @@ void	listen_close(struct listen_socket *socks, size_t n);
 /* listen_same: 1 if conf listens on exactly the addresses of socks. */
 int	listen_same(const struct config *conf, const struct listen_socket *socks,
 	    size_t n);
-
-/*
- * listen_udp_start: serve queries arriving on UDP socket s->udp_fd in w's
- * event loop. Returns NULL if out of memory. The socket stays owned by
- * the caller.
- */
-struct listen_udp *listen_udp_start(struct worker *w,
-	    const struct listen_socket *s);
-
-/* listen_udp_stop: stop serving and free what listen_udp_start made. */
-void	listen_udp_stop(struct listen_udp *l);
-
-/*
- * listen_udp_send: send one answer (buf, len octets) to UDP client c,
- * from the address its query was sent to. Errors are counted, not fatal:
- * a lost UDP answer is the client's to retry.
- */
-void	listen_udp_send(const struct client *c, const uint8_t *buf,
-	    size_t len);
 
 #endif

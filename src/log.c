@@ -1,4 +1,4 @@
-/* log.c: leveled messages to stderr. */
+/* log.c: leveled messages, formatted once and handed to the sink main set. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -9,27 +9,28 @@
 #include <time.h>
 
 #include "log.h"
-#include "systemd.h"
 
 static const char *log_progname = "dnsdamper";
 static enum log_level log_level = LOG_LEVEL_INFO;
-static enum log_dest log_dest = LOG_DEST_STDERR;
-
-void
-log_set_destination(enum log_dest dest)
-{
-	if (dest == LOG_DEST_SYSLOG && log_dest != LOG_DEST_SYSLOG)
-		openlog(log_progname, LOG_PID | LOG_NDELAY, LOG_DAEMON);
-	if (dest != LOG_DEST_SYSLOG && log_dest == LOG_DEST_SYSLOG)
-		closelog();
-	log_dest = dest;
-}
+static void (*log_sink)(enum log_level, const char *) = log_sink_stderr;
 
 void
 log_init(const char *progname, enum log_level level)
 {
 	log_progname = progname;
 	log_level = level;
+}
+
+void
+log_set_sink(void (*sink)(enum log_level, const char *))
+{
+	if (sink == NULL)
+		sink = log_sink_stderr;
+	if (sink == log_sink_syslog && log_sink != log_sink_syslog)
+		openlog(log_progname, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	if (sink != log_sink_syslog && log_sink == log_sink_syslog)
+		closelog();
+	log_sink = sink;
 }
 
 void
@@ -42,6 +43,15 @@ enum log_level
 log_get_level(void)
 {
 	return log_level;
+}
+
+int
+log_priority(enum log_level level)
+{
+	static const int priorities[] = { LOG_ERR, LOG_WARNING, LOG_INFO,
+	    LOG_DEBUG };
+
+	return priorities[level];
 }
 
 /* "12:34:56.789 " in local time, into buf. */
@@ -57,40 +67,41 @@ stamp(char *buf, size_t len)
 	    tm.tm_sec, ts.tv_nsec / 1000000);
 }
 
+void
+log_sink_stderr(enum log_level level, const char *msg)
+{
+	static const char *const names[] = { "error", "warning", "info",
+	    "debug" };
+	char stamp_buf[32] = "";
+
+	/* With -v, times, so that a trace can be laid beside a capture. */
+	if (log_level == LOG_LEVEL_DEBUG)
+		stamp(stamp_buf, sizeof(stamp_buf));
+	fprintf(stderr, "%s%s: %s: %s\n", stamp_buf, log_progname,
+	    names[level], msg);
+}
+
+void
+log_sink_syslog(enum log_level level, const char *msg)
+{
+	syslog(log_priority(level), "%s", msg);
+}
+
 static void
 log_vwrite(enum log_level level, const char *errstr, const char *fmt,
     va_list ap)
 {
-	static const char *const names[] = { "error", "warning", "info",
-	    "debug" };
-	static const int priorities[] = { LOG_ERR, LOG_WARNING, LOG_INFO,
-	    LOG_DEBUG };
-	char msg[1024], full[1200], stamp_buf[32] = "";
+	char msg[1024], full[1200];
 
 	if (level > log_level)
 		return;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (log_dest != LOG_DEST_STDERR) {
-		if (errstr != NULL)
-			snprintf(full, sizeof(full), "%s: %s", msg, errstr);
-		else
-			snprintf(full, sizeof(full), "%s", msg);
-		if (log_dest == LOG_DEST_SYSLOG)
-			syslog(priorities[level], "%s", full);
-		else
-			systemd_journal_write(priorities[level], full);
+	if (errstr == NULL) {
+		log_sink(level, msg);
 		return;
 	}
-	/* With -v, times, so that a trace can be laid beside a capture. */
-	if (log_level == LOG_LEVEL_DEBUG)
-		stamp(stamp_buf, sizeof(stamp_buf));
-	/* One fprintf per message so concurrent threads do not interleave. */
-	if (errstr != NULL)
-		fprintf(stderr, "%s%s: %s: %s: %s\n", stamp_buf, log_progname,
-		    names[level], msg, errstr);
-	else
-		fprintf(stderr, "%s%s: %s: %s\n", stamp_buf, log_progname,
-		    names[level], msg);
+	snprintf(full, sizeof(full), "%s: %s", msg, errstr);
+	log_sink(level, full);
 }
 
 void

@@ -1,11 +1,11 @@
-/* log.h: the one logging API of the daemon (stderr, syslog or journal). */
+/* log.h: the one logging API of the daemon; a sink set by main says where. */
 #ifndef DNSDAMPER_LOG_H
 #define DNSDAMPER_LOG_H
 
 #include <stdarg.h>
 
 enum log_level {
-	LOG_LEVEL_ERR = 0,	/* what stops a start, a reload or an upstream */
+	LOG_LEVEL_ERR = 0,	/* stops a start, a reload or an upstream */
 	LOG_LEVEL_WARN = 1,	/* trouble worked around: always shown */
 	LOG_LEVEL_INFO = 2,	/* start, stop, reload, state changes */
 	LOG_LEVEL_DEBUG = 3	/* one line per event worth tracing */
@@ -13,19 +13,37 @@ enum log_level {
 
 /*
  * log_init: set the name prefixed to messages (borrowed, must outlive all
- * logging) and the highest level printed. Messages go to stderr.
+ * logging) and the highest level printed. Messages go to log_sink_stderr
+ * until log_set_sink says otherwise.
  */
 void	log_init(const char *progname, enum log_level level);
 
-/* Where messages go. */
-enum log_dest {
-	LOG_DEST_STDERR,	/* "dnsdamper: level: message" lines */
-	LOG_DEST_SYSLOG,	/* syslog(3), facility daemon */
-	LOG_DEST_JOURNAL	/* the systemd journal, structured fields */
-};
+/*
+ * log_set_sink: send messages to sink from now on (NULL: log_sink_stderr).
+ * The sink gets each message of a level being printed: msg is the text as
+ * formatted, with ": strerror(errno)" appended for log_err, log_warn and
+ * fatal, without a newline, at most 1199 bytes, borrowed for the call; it
+ * must not log itself. Changing to or from log_sink_syslog opens or closes
+ * the connection to syslog(3).
+ */
+void	log_set_sink(void (*sink)(enum log_level level, const char *msg));
 
-/* log_set_destination: send messages to dest from now on. */
-void	log_set_destination(enum log_dest dest);
+/*
+ * log_sink_stderr: one line "dnsdamper: warning: msg" on standard error,
+ * in one fprintf so that concurrent threads do not interleave; while the
+ * level printed is DEBUG (-v) prefixed with the local time of day to the
+ * millisecond ("12:34:56.789 ").
+ */
+void	log_sink_stderr(enum log_level level, const char *msg);
+
+/*
+ * log_sink_syslog: syslog(3), facility daemon, priority
+ * log_priority(level), identity the name given to log_init, with the PID.
+ */
+void	log_sink_syslog(enum log_level level, const char *msg);
+
+/* log_priority: the syslog(3) priority of level: LOG_ERR to LOG_DEBUG. */
+int	log_priority(enum log_level level);
 
 /* log_set_level: change the highest level printed (e.g. from -v). */
 void	log_set_level(enum log_level level);

@@ -20,6 +20,8 @@
 #include "control.h"
 #include "listen.h"
 #include "log.h"
+#include "parse.h"
+#include "printconf.h"
 #include "priv.h"
 #include "report.h"
 #include "systemd.h"
@@ -123,7 +125,7 @@ load_logged(const char *path, struct config *conf, struct evbuffer *errors)
 
 	if ((errs = open_memstream(&text, &len)) == NULL)
 		return -1;
-	rc = config_load(path, conf, errs);
+	rc = parse_load(path, conf, errs);
 	fclose(errs);
 	for (line = strtok_r(text, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
@@ -158,11 +160,11 @@ static void
 choose_log(const struct config *conf)
 {
 	if (conf->log == CONFIG_LOG_SYSLOG)
-		log_set_destination(LOG_DEST_SYSLOG);
+		log_set_sink(log_sink_syslog);
 	else if (systemd_journal_attached())
-		log_set_destination(LOG_DEST_JOURNAL);
+		log_set_sink(systemd_journal_sink);
 	else
-		log_set_destination(LOG_DEST_STDERR);
+		log_set_sink(log_sink_stderr);
 }
 
 /* Restart-only settings that changed are said so, not silently ignored. */
@@ -258,7 +260,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 static void
 status_line(const struct daemon *d, char *buf, size_t len)
 {
-	const struct metrics *m = worker_metrics(d->worker);
+	const struct metrics *m = &worker_context(d->worker)->metrics;
 	const struct zone *z, *degraded = NULL;
 	uint64_t asked = m->cache_hits + m->cache_misses;
 	size_t i, j, up = 0, all = 0;
@@ -568,12 +570,12 @@ main(int argc, char *argv[])
 	d.config_path = config_path(d.config_given);
 	if (!check && verbose > 0)
 		log_set_level(LOG_LEVEL_DEBUG);
-	if (config_load(d.config_path, &d.conf, stderr) == -1)
+	if (parse_load(d.config_path, &d.conf, stderr) == -1)
 		return 1;
 	if (check) {
 		check_environment(&d.conf);
 		if (verbose > 0)
-			config_print(&d.conf, stdout);
+			printconf_write(&d.conf, stdout);
 		config_free(&d.conf);
 		return 0;
 	}

@@ -1,9 +1,9 @@
 /*
- * metrics.h: per-worker counters and fixed-bucket histograms, summed when
- * read, and their rendering as the Prometheus text exposition format
- * (version 0.0.4) or as JSON, from one walk over the same figures. Label
- * values are bounded: qtypes and rcodes fold into fixed sets, and never
- * is a qname a label.
+ * metrics.h: counters and fixed-bucket histograms, one block per worker
+ * (in its struct query_ctx, written by that worker alone), and their
+ * rendering as the Prometheus text exposition format (version 0.0.4) or
+ * as JSON, from one walk over the same figures. Label values are bounded:
+ * qtypes and rcodes fold into fixed sets, and never is a qname a label.
  */
 #ifndef DNSDAMPER_METRICS_H
 #define DNSDAMPER_METRICS_H

@@ -1,203 +1,145 @@
-/* parse.c: the dnsdamper.conf grammar: lexer, directive table, handlers. */
+/* parse.c: the dnsdamper.conf grammar: directive table, statements, load. */
 #include "autoconf.h"
 
-#include <sys/stat.h>
-
-#include <errno.h>
-#include <fcntl.h>
-#include <glob.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <strings.h>
 
 #include <ldns/ldns.h>
 
 #include "addr.h"
 #include "config.h"
+#include "lex.h"
 #include "parse.h"
+#include "resolvconf.h"
+#include "value.h"
 
-enum parse_tok {
-	PARSE_T_EOF,
-	PARSE_T_NEWLINE,
-	PARSE_T_SEMI,
-	PARSE_T_LBRACE,
-	PARSE_T_RBRACE,
-	PARSE_T_WORD
-};
-
-struct parse_token {
-	enum parse_tok	 type;
-	char		*text;		/* PARSE_T_WORD: owned */
-	int		 quoted;	/* written in double quotes */
-	int		 bad;		/* lexer error, already reported */
+/* Where a top-level directive was first given; line 0: not given. */
+struct parse_seen {
+	const char	*file;		/* borrowed from the lex */
 	int		 line;
+	unsigned	 order;		/* 1 for the first directive read,
+					 * then increasing */
 };
 
-struct parse_src {
-	struct parse_run	*run;
-	FILE			*fp;
-	const char		*path;	/* borrowed from run->files */
-	int			 depth;	/* include nesting, 0: top */
-	int			 line;	/* of the next character */
-	int			 last_line; /* of the last one read */
-	struct parse_token	 ahead;	/* pushed back by lex_unget */
-	int			 has_ahead;
+/* Reading one configuration: a file and its includes. */
+struct parse_run {
+	struct lex		 lex;		/* the files, the errors */
+	struct config		*conf;		/* borrowed; being filled */
+	const char		*file;		/* borrowed; the top file, or
+						 * CONFIG_BUILTIN */
+	struct parse_seen	*seen;		/* owned, one per entry of
+						 * parse_top */
+	unsigned		 order;		/* last parse_seen.order */
+	struct config_report	 report;	/* for config and resolvconf */
 };
 
 struct parse_stmt {
-	struct parse_token	 key;	/* borrowed */
-	struct parse_token	*args;	/* owned, texts too */
+	struct lex_token	 key;	/* borrowed */
+	struct lex_token	*args;	/* owned, texts too */
 	size_t			 n_args;
 	int			 bad;	/* a token had a lexer error */
 };
 
-/* A unit suffix and what it multiplies by, in the syntax's base unit. */
-struct parse_suffix {
-	const char	*suffix;
-	uint64_t	 mult;
-};
-
-/* The syntax of a number with a unit: suffixes ascending by mult. */
-struct parse_syntax {
-	const struct parse_suffix	*units;
-	uint64_t			 bare;	/* mult without suffix */
-	int				 nocase;
-	const char			*what;	/* "is not ..." */
-};
-
-enum parse_value {
-	PARSE_VALUE_OK,
-	PARSE_VALUE_SYNTAX,
-	PARSE_VALUE_OVERFLOW
-};
-
-static void	parse_listen(struct parse_src *,
+static void	parse_listen(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_stmt *);
-static void	parse_forward(struct parse_src *,
+static void	parse_forward(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_stmt *);
-static void	parse_include(struct parse_src *,
+static void	parse_include(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_stmt *);
-static void	parse_upstream(struct parse_src *,
+static void	parse_upstream(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_stmt *);
-static int	parse_body(struct parse_src *,
+static int	parse_body(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_seen *, const char *, int);
-
-#define PARSE_MINUTE	60ULL
-#define PARSE_HOUR	(60 * PARSE_MINUTE)
-#define PARSE_DAY	(24 * PARSE_HOUR)
-#define PARSE_KIB	1024ULL
-#define PARSE_MIB	(1024 * PARSE_KIB)
-#define PARSE_GIB	(1024 * PARSE_MIB)
 
 #define PARSE_FIELD(type, f)						\
 	.offset = offsetof(type, f), .size = sizeof(((type *)0)->f)
 
-#define PARSE_NUM(n, k, u, f, lo, hi, dflt)				\
+#define PARSE_NUM(n, k, u, f, lo, hi)					\
 	{ .name = (n), .kind = (k), .unit = (u),			\
-	  PARSE_FIELD(struct config, f), .min = (lo), .max = (hi),	\
-	  .def = (dflt) }
+	  PARSE_FIELD(struct config, f), .min = (lo), .max = (hi) }
 
-#define PARSE_BOOL(n, f, dflt)						\
+#define PARSE_BOOL(n, f)						\
 	{ .name = (n), .kind = PARSE_ENUM, PARSE_FIELD(struct config, f),\
-	  .names = parse_bool_names, .def = (dflt) }
+	  .names = parse_bool_names }
 
-#define PARSE_STR(n, f, dflt)						\
-	{ .name = (n), .kind = PARSE_STRING, PARSE_FIELD(struct config, f),\
-	  .def_str = (dflt) }
+#define PARSE_STR(n, f)							\
+	{ .name = (n), .kind = PARSE_STRING, PARSE_FIELD(struct config, f) }
 
 #define PARSE_SPECIAL(n, fn)						\
 	{ .name = (n), .kind = PARSE_SPECIAL, .flags = PARSE_REPEAT,	\
 	  .handler = (fn) }
 
-static const struct parse_name parse_bool_names[] = {
+static const struct config_name parse_bool_names[] = {
 	{ "yes", 1 },
 	{ "no", 0 },
 	{ NULL, 0 }
 };
 
-static const struct parse_name parse_log_names[] = {
-	{ "stderr", CONFIG_LOG_STDERR },
-	{ "syslog", CONFIG_LOG_SYSLOG },
-	{ NULL, 0 }
-};
-
-static const struct parse_name parse_policy_names[] = {
-	{ "order", CONFIG_POLICY_ORDER },
-	{ "random", CONFIG_POLICY_RANDOM },
-	{ "fastest", CONFIG_POLICY_FASTEST },
-	{ "hash", CONFIG_POLICY_HASH },
-	{ NULL, 0 }
-};
-
-/* Scalars first, in the order printconf writes them. */
+/*
+ * Scalars first, in the order printconf writes them. The defaults are
+ * config_defaults'.
+ */
 const struct parse_directive parse_top[] = {
-	{ .name = "resolv-conf", .kind = PARSE_STRING,
-	  PARSE_FIELD(struct config, resolv_conf),
-	  .def_str = "/etc/resolv.conf" },
-	PARSE_NUM("cache-size", PARSE_SIZE, PARSE_UNIT_BYTES, cache_size,
-	    64 * PARSE_KIB, 1024 * PARSE_GIB, 64 * PARSE_MIB),
+	PARSE_STR("resolv-conf", resolv_conf),
+	PARSE_NUM("cache-size", PARSE_SIZE, VALUE_UNIT_BYTES, cache_size,
+	    64 * VALUE_KIB, 1024 * VALUE_GIB),
 	/* RFC 2181 §8: a TTL is at most 2^31 - 1 seconds. */
-	PARSE_NUM("max-ttl", PARSE_DURATION, PARSE_UNIT_S, max_ttl,
-	    1, INT32_MAX, PARSE_DAY),
-	PARSE_NUM("min-ttl", PARSE_DURATION, PARSE_UNIT_S, min_ttl,
-	    0, PARSE_HOUR, 0),
-	/* RFC 2308 §5: a day at most, hours usual. */
-	PARSE_NUM("max-negative-ttl", PARSE_DURATION, PARSE_UNIT_S,
-	    max_negative_ttl, 0, PARSE_DAY, PARSE_HOUR),
+	PARSE_NUM("max-ttl", PARSE_DURATION, VALUE_UNIT_S, max_ttl,
+	    1, INT32_MAX),
+	{ .name = "min-ttl", .kind = PARSE_DURATION, .unit = VALUE_UNIT_S,
+	  PARSE_FIELD(struct config, min_ttl), .min = 0, .max = VALUE_HOUR,
+	  .at_most = "max-ttl" },
+	/* RFC 2308 §5: a day at most. */
+	PARSE_NUM("max-negative-ttl", PARSE_DURATION, VALUE_UNIT_S,
+	    max_negative_ttl, 0, VALUE_DAY),
 	/* RFC 9520 §3.2: at least 1 s, at most 5 min. */
-	PARSE_NUM("failure-ttl", PARSE_DURATION, PARSE_UNIT_S, failure_ttl,
-	    1, 5 * PARSE_MINUTE, 5),
-	/* RFC 6891; 1232 bytes avoid fragmentation (DNS flag day 2020). */
-	PARSE_NUM("edns-buffer-size", PARSE_SIZE, PARSE_UNIT_BYTES,
-	    edns_buffer_size, 512, 4096, 1232),
+	PARSE_NUM("failure-ttl", PARSE_DURATION, VALUE_UNIT_S, failure_ttl,
+	    1, 5 * VALUE_MINUTE),
+	/* RFC 6891 §6.2.5: below 512 is treated as 512. */
+	PARSE_NUM("edns-buffer-size", PARSE_SIZE, VALUE_UNIT_BYTES,
+	    edns_buffer_size, 512, 4096),
 	{ .name = "upstream-timeout", .kind = PARSE_DURATION,
-	  .unit = PARSE_UNIT_MS, .flags = PARSE_PAIR,
+	  .unit = VALUE_UNIT_MS, .flags = PARSE_PAIR,
 	  PARSE_FIELD(struct config, upstream_timeout_min),
 	  .offset_max = offsetof(struct config, upstream_timeout_max),
-	  .min = 10, .max = 60000, .def = 50, .def_max = 2000 },
-	PARSE_NUM("query-timeout", PARSE_DURATION, PARSE_UNIT_MS,
-	    query_timeout, 100, 60000, 4000),
-	PARSE_NUM("tcp-clients", PARSE_NUMBER, PARSE_UNIT_NONE, tcp_clients,
-	    1, 100000, 256),
+	  .min = 10, .max = 60000, .at_most = "query-timeout" },
+	PARSE_NUM("query-timeout", PARSE_DURATION, VALUE_UNIT_MS,
+	    query_timeout, 100, 60000),
+	PARSE_NUM("tcp-clients", PARSE_NUMBER, VALUE_UNIT_NONE, tcp_clients,
+	    1, 100000),
 	/* RFC 7766 §6.2.3: idle timeouts of seconds, not minutes. */
-	PARSE_NUM("tcp-idle-timeout", PARSE_DURATION, PARSE_UNIT_MS,
-	    tcp_idle_timeout, 1000, 3600000, 10000),
-	PARSE_NUM("max-inflight", PARSE_NUMBER, PARSE_UNIT_NONE, max_inflight,
-	    1, 1000000, 1024),
-	/* draft-vixie-dnsext-dns0x20 */
-	PARSE_BOOL("randomize-case", randomize_case, 1),
-	/* RFC 8767 §5: serve stale data, 1 to 3 days of it. */
-	PARSE_BOOL("serve-stale", serve_stale, 1),
-	PARSE_NUM("stale-max-age", PARSE_DURATION, PARSE_UNIT_S,
-	    stale_max_age, 0, 30 * PARSE_DAY, PARSE_DAY),
-	/* RFC 8767 §4: stale answers carry a TTL of 30 s. */
-	PARSE_NUM("stale-answer-ttl", PARSE_DURATION, PARSE_UNIT_S,
-	    stale_answer_ttl, 1, PARSE_HOUR, 30),
-	/* RFC 8767 §5: the client response timer, 1.8 s. */
-	PARSE_NUM("client-timeout", PARSE_DURATION, PARSE_UNIT_MS,
-	    client_timeout, 0, 60000, 1800),
-	/* RFC 8767 §5: the failure recheck timer, 30 s. */
-	PARSE_NUM("stale-refresh-interval", PARSE_DURATION, PARSE_UNIT_S,
-	    stale_refresh_interval, 1, PARSE_HOUR, 30),
-	PARSE_BOOL("prefetch", prefetch, 1),
-	PARSE_BOOL("srv-prefetch-targets", srv_prefetch_targets, 1),
-	PARSE_STR("control", control, "/run/dnsdamper/control.sock"),
-	PARSE_STR("control-mode", control_mode_str, "0660"),
-	PARSE_STR("control-group", control_group, CONFIG_NONE),
-	PARSE_STR("metrics-listen", metrics_listen_str, CONFIG_NONE),
-	PARSE_STR("cache-file", cache_file, "/var/lib/dnsdamper/cache.dump"),
-	PARSE_STR("user", user, "dnsdamper"),
+	PARSE_NUM("tcp-idle-timeout", PARSE_DURATION, VALUE_UNIT_MS,
+	    tcp_idle_timeout, 1000, 3600000),
+	PARSE_NUM("max-inflight", PARSE_NUMBER, VALUE_UNIT_NONE, max_inflight,
+	    1, 1000000),
+	PARSE_BOOL("randomize-case", randomize_case),
+	PARSE_BOOL("serve-stale", serve_stale),
+	PARSE_NUM("stale-max-age", PARSE_DURATION, VALUE_UNIT_S,
+	    stale_max_age, 0, 30 * VALUE_DAY),
+	PARSE_NUM("stale-answer-ttl", PARSE_DURATION, VALUE_UNIT_S,
+	    stale_answer_ttl, 1, VALUE_HOUR),
+	PARSE_NUM("client-timeout", PARSE_DURATION, VALUE_UNIT_MS,
+	    client_timeout, 0, 60000),
+	PARSE_NUM("stale-refresh-interval", PARSE_DURATION, VALUE_UNIT_S,
+	    stale_refresh_interval, 1, VALUE_HOUR),
+	PARSE_BOOL("prefetch", prefetch),
+	PARSE_BOOL("srv-prefetch-targets", srv_prefetch_targets),
+	PARSE_STR("control", control),
+	PARSE_STR("control-mode", control_mode_str),
+	PARSE_STR("control-group", control_group),
+	PARSE_STR("metrics-listen", metrics_listen_str),
+	PARSE_STR("cache-file", cache_file),
+	PARSE_STR("user", user),
 	{ .name = "log", .kind = PARSE_ENUM, PARSE_FIELD(struct config, log),
-	  .names = parse_log_names, .def = CONFIG_LOG_STDERR },
+	  .names = config_log_names },
 	PARSE_SPECIAL("listen", parse_listen),
 	PARSE_SPECIAL("forward", parse_forward),
 	PARSE_SPECIAL("include", parse_include),
@@ -208,69 +150,13 @@ const struct parse_directive parse_forward_block[] = {
 	PARSE_SPECIAL("upstream", parse_upstream),
 	{ .name = "policy", .kind = PARSE_ENUM,
 	  PARSE_FIELD(struct config_forward, policy),
-	  .names = parse_policy_names, .def = CONFIG_POLICY_ORDER },
+	  .names = config_policy_names },
 	/* 0: an even share of what the other zones leave of max-inflight. */
 	{ .name = "max-inflight", .kind = PARSE_NUMBER,
 	  PARSE_FIELD(struct config_forward, max_inflight),
-	  .min = 0, .max = 1000000, .def = 0 },
+	  .min = 0, .max = 1000000 },
 	{ .name = NULL }
 };
-
-static const struct parse_suffix parse_duration_units[] = {
-	{ "ms", 1 }, { "s", 1000 }, { "m", 60 * 1000 },
-	{ "h", 3600 * 1000 }, { "d", 86400 * 1000 }, { NULL, 0 }
-};
-static const struct parse_syntax parse_duration = {
-	parse_duration_units, 1000, 0,
-	"a duration (digits with optional ms, s, m, h or d)"
-};
-
-static const struct parse_suffix parse_size_units[] = {
-	{ "k", PARSE_KIB }, { "m", PARSE_MIB }, { "g", PARSE_GIB },
-	{ NULL, 0 }
-};
-static const struct parse_syntax parse_size = {
-	parse_size_units, 1, 1, "a size (digits with optional k, m or g)"
-};
-
-static const struct parse_suffix parse_no_units[] = { { NULL, 0 } };
-static const struct parse_syntax parse_number = {
-	parse_no_units, 1, 0, "a number"
-};
-
-static void __attribute__((format(printf, 4, 0)))
-parse_verror(struct parse_run *run, const char *file, int line,
-    const char *fmt, va_list ap)
-{
-	if (line > 0)
-		fprintf(run->errs, "%s:%d: ", file, line);
-	else
-		fprintf(run->errs, "%s: ", file);
-	vfprintf(run->errs, fmt, ap);
-	fputc('\n', run->errs);
-	run->n_errors++;
-}
-
-void
-parse_error(struct parse_run *run, const char *file, int line,
-    const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	parse_verror(run, file, line, fmt, ap);
-	va_end(ap);
-}
-
-static void __attribute__((format(printf, 3, 4)))
-src_error(struct parse_src *s, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	parse_verror(s->run, s->path, line, fmt, ap);
-	va_end(ap);
-}
 
 static size_t
 parse_count(const struct parse_directive *table)
@@ -291,21 +177,15 @@ parse_lookup(const struct parse_directive *table, const char *name)
 	return NULL;
 }
 
-/* Multiplier from a directive's stored unit to its syntax's base unit. */
-static uint64_t
-parse_scale(enum parse_unit unit)
-{
-	return unit == PARSE_UNIT_S ? 1000 : 1;
-}
-
-static const struct parse_syntax *
+/* The value syntax of a numeric kind. */
+static enum value_syntax
 parse_syntax_of(enum parse_kind kind)
 {
 	if (kind == PARSE_DURATION)
-		return &parse_duration;
+		return VALUE_DURATION;
 	if (kind == PARSE_SIZE)
-		return &parse_size;
-	return &parse_number;
+		return VALUE_SIZE;
+	return VALUE_NUMBER;
 }
 
 uint64_t
@@ -355,83 +235,21 @@ char *
 parse_format(const struct parse_directive *d, uint64_t v, char *buf,
     size_t len)
 {
-	const struct parse_syntax *sx = parse_syntax_of(d->kind);
-	const struct parse_suffix *u, *best = NULL;
-	const struct parse_name *n;
-	uint64_t b = v * parse_scale(d->unit);
+	const struct config_name *n;
 
-	if (d->kind == PARSE_ENUM) {
-		for (n = d->names; n->name != NULL; n++)
-			if ((uint64_t)n->value == v)
-				break;
-		snprintf(buf, len, "%s", n->name != NULL ? n->name : "?");
-		return buf;
-	}
-	/* The largest exact unit; zero takes the unit of a bare number. */
-	for (u = sx->units; u->suffix != NULL; u++)
-		if (b == 0 ? u->mult == sx->bare : b % u->mult == 0)
-			best = u;
-	if (best == NULL)
-		snprintf(buf, len, "%llu", (unsigned long long)(b / sx->bare));
-	else
-		snprintf(buf, len, "%llu%s",
-		    (unsigned long long)(b / best->mult), best->suffix);
+	if (d->kind != PARSE_ENUM)
+		return value_format(parse_syntax_of(d->kind), d->unit, v, buf,
+		    len);
+	for (n = d->names; n->name != NULL; n++)
+		if ((uint64_t)n->value == v)
+			break;
+	snprintf(buf, len, "%s", n->name != NULL ? n->name : "?");
 	return buf;
-}
-
-void
-parse_quote(const char *str, FILE *stream)
-{
-	const char *p;
-
-	if (*str != '\0' && strpbrk(str, " \t\r\n\f\v#;{}\"") == NULL) {
-		fputs(str, stream);
-		return;
-	}
-	putc('"', stream);
-	for (p = str; *p != '\0'; p++) {
-		if (*p == '"' || *p == '\\')
-			putc('\\', stream);
-		putc(*p, stream);
-	}
-	putc('"', stream);
-}
-
-/* Digits with an optional suffix of sx, into sx's base unit. */
-static enum parse_value
-parse_scaled(const char *str, const struct parse_syntax *sx, uint64_t *out)
-{
-	const struct parse_suffix *u;
-	const char *p;
-	uint64_t v = 0, mult = sx->bare;
-	int overflow = 0;
-
-	if (*str < '0' || *str > '9')
-		return PARSE_VALUE_SYNTAX;
-	for (p = str; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
-			overflow = 1;
-		else
-			v = v * 10 + (uint64_t)(*p - '0');
-	}
-	if (*p != '\0') {
-		for (u = sx->units; u->suffix != NULL; u++)
-			if ((sx->nocase ? strcasecmp(p, u->suffix) :
-			    strcmp(p, u->suffix)) == 0)
-				break;
-		if (u->suffix == NULL)
-			return PARSE_VALUE_SYNTAX;
-		mult = u->mult;
-	}
-	if (overflow || v > UINT64_MAX / mult)
-		return PARSE_VALUE_OVERFLOW;
-	*out = v * mult;
-	return PARSE_VALUE_OK;
 }
 
 /* "a, b or c" from names, into buf. */
 static char *
-parse_names_join(const struct parse_name *names, char *buf, size_t len)
+parse_names_join(const struct config_name *names, char *buf, size_t len)
 {
 	size_t i, used = 0;
 
@@ -444,10 +262,10 @@ parse_names_join(const struct parse_name *names, char *buf, size_t len)
 }
 
 static int
-parse_enum(struct parse_src *s, const struct parse_directive *d, int line,
+parse_enum(struct parse_run *run, const struct parse_directive *d, int line,
     const char *str, uint64_t *out)
 {
-	const struct parse_name *n;
+	const struct config_name *n;
 	char buf[256];
 
 	for (n = d->names; n->name != NULL; n++) {
@@ -456,36 +274,35 @@ parse_enum(struct parse_src *s, const struct parse_directive *d, int line,
 			return 0;
 		}
 	}
-	src_error(s, line, "%s: \"%s\" is not %s", d->name, str,
+	lex_error(&run->lex, line, "%s: \"%s\" is not %s", d->name, str,
 	    parse_names_join(d->names, buf, sizeof(buf)));
 	return -1;
 }
 
 /* One value of a numeric or enum directive, in its unit and range. */
 static int
-parse_value(struct parse_src *s, const struct parse_directive *d, int line,
+parse_value(struct parse_run *run, const struct parse_directive *d, int line,
     const char *str, uint64_t *out)
 {
-	const struct parse_syntax *sx = parse_syntax_of(d->kind);
-	enum parse_value r;
+	enum value_syntax syntax = parse_syntax_of(d->kind);
+	enum value_result r;
 	char lo[32], hi[32];
 	uint64_t v = 0;
 
 	if (d->kind == PARSE_ENUM)
-		return parse_enum(s, d, line, str, out);
-	if ((r = parse_scaled(str, sx, &v)) == PARSE_VALUE_SYNTAX) {
-		src_error(s, line, "%s: \"%s\" is not %s", d->name, str,
-		    sx->what);
+		return parse_enum(run, d, line, str, out);
+	if ((r = value_scan(str, syntax, d->unit, &v)) == VALUE_SYNTAX) {
+		lex_error(&run->lex, line, "%s: \"%s\" is not %s", d->name, str,
+		    value_what(syntax));
 		return -1;
 	}
-	if (r == PARSE_VALUE_OK && v % parse_scale(d->unit) != 0) {
-		src_error(s, line, "%s: %s is not a whole number of seconds",
-		    d->name, str);
+	if (r == VALUE_FRACTION) {
+		lex_error(&run->lex, line, "%s: %s is not a whole number of "
+		    "seconds", d->name, str);
 		return -1;
 	}
-	v /= parse_scale(d->unit);
-	if (r == PARSE_VALUE_OVERFLOW || v < d->min || v > d->max) {
-		src_error(s, line, "%s: %s is out of range (%s to %s)",
+	if (r == VALUE_OVERFLOW || v < d->min || v > d->max) {
+		lex_error(&run->lex, line, "%s: %s is out of range (%s to %s)",
 		    d->name, str, parse_format(d, d->min, lo, sizeof(lo)),
 		    parse_format(d, d->max, hi, sizeof(hi)));
 		return -1;
@@ -495,18 +312,18 @@ parse_value(struct parse_src *s, const struct parse_directive *d, int line,
 }
 
 static void
-parse_string(struct parse_src *s, const struct parse_directive *d,
+parse_string(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
 	char **field = (char **)(void *)((char *)base + d->offset);
 	char *copy;
 
 	if (st->args[0].text[0] == '\0') {
-		src_error(s, st->key.line, "%s: empty value", d->name);
+		lex_error(&run->lex, st->key.line, "%s: empty value", d->name);
 		return;
 	}
 	if ((copy = strdup(st->args[0].text)) == NULL) {
-		src_error(s, st->key.line, "out of memory");
+		lex_error(&run->lex, st->key.line, "out of memory");
 		return;
 	}
 	free(*field);
@@ -515,7 +332,7 @@ parse_string(struct parse_src *s, const struct parse_directive *d,
 
 /* A directive of a table entry without a handler: one value or a pair. */
 static void
-parse_scalar(struct parse_src *s, const struct parse_directive *d,
+parse_scalar(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
 	size_t i, max_args = (d->flags & PARSE_PAIR) ? 2 : 1;
@@ -523,25 +340,25 @@ parse_scalar(struct parse_src *s, const struct parse_directive *d,
 	uint64_t v[2];
 
 	if (st->n_args == 0) {
-		src_error(s, line, "%s: missing value", d->name);
+		lex_error(&run->lex, line, "%s: missing value", d->name);
 		return;
 	}
 	if (st->n_args > max_args) {
-		src_error(s, line, "%s: unexpected \"%s\"", d->name,
+		lex_error(&run->lex, line, "%s: unexpected \"%s\"", d->name,
 		    st->args[max_args].text);
 		return;
 	}
 	if (d->kind == PARSE_STRING) {
-		parse_string(s, d, base, st);
+		parse_string(run, d, base, st);
 		return;
 	}
 	for (i = 0; i < st->n_args; i++)
-		if (parse_value(s, d, line, st->args[i].text, &v[i]) == -1)
+		if (parse_value(run, d, line, st->args[i].text, &v[i]) == -1)
 			return;
 	v[1] = v[st->n_args - 1];
 	if (v[0] > v[1]) {
-		src_error(s, line, "%s: minimum %s is greater than maximum %s",
-		    d->name, st->args[0].text, st->args[1].text);
+		lex_error(&run->lex, line, "%s: minimum %s is greater than "
+		    "maximum %s", d->name, st->args[0].text, st->args[1].text);
 		return;
 	}
 	parse_put(d, base, d->offset, v[0]);
@@ -549,264 +366,8 @@ parse_scalar(struct parse_src *s, const struct parse_directive *d,
 		parse_put(d, base, d->offset_max, v[1]);
 }
 
-int
-parse_defaults(const struct parse_directive *table, void *base)
-{
-	const struct parse_directive *d;
-	char **field;
-
-	for (d = table; d->name != NULL; d++) {
-		if (d->kind == PARSE_SPECIAL)
-			continue;
-		if (d->kind != PARSE_STRING) {
-			parse_put(d, base, d->offset, d->def);
-			if (d->flags & PARSE_PAIR)
-				parse_put(d, base, d->offset_max, d->def_max);
-			continue;
-		}
-		field = (char **)(void *)((char *)base + d->offset);
-		free(*field);
-		if ((*field = strdup(d->def_str)) == NULL)
-			return -1;
-	}
-	return 0;
-}
-
-void
-parse_clear(const struct parse_directive *table, void *base)
-{
-	const struct parse_directive *d;
-	char **field;
-
-	for (d = table; d->name != NULL; d++) {
-		if (d->kind != PARSE_STRING)
-			continue;
-		field = (char **)(void *)((char *)base + d->offset);
-		free(*field);
-		*field = NULL;
-	}
-}
-
-void
-parse_forward_free(struct config_forward *fw)
-{
-	parse_clear(parse_forward_block, fw);
-	free(fw->zone);
-	free(fw->upstreams);
-	free(fw->where.file);
-	memset(fw, 0, sizeof(*fw));
-}
-
-/* Append a copy of *fw to conf->forwards, which then owns what fw owns. */
-static int
-parse_add_forward(struct config *conf, const struct config_forward *fw)
-{
-	struct config_forward *n;
-
-	n = reallocarray(conf->forwards, conf->n_forwards + 1, sizeof(*n));
-	if (n == NULL)
-		return -1;
-	n[conf->n_forwards++] = *fw;
-	conf->forwards = n;
-	return 0;
-}
-
-static int
-parse_add_addr(struct addr **arr, size_t *n, const struct addr *a)
-{
-	struct addr *na;
-
-	if ((na = reallocarray(*arr, *n + 1, sizeof(*na))) == NULL)
-		return -1;
-	na[(*n)++] = *a;
-	*arr = na;
-	return 0;
-}
-
-int
-parse_implicit(struct config *conf, const char *file)
-{
-	static const char *const listen[] = { "127.0.0.1", "::1" };
-	struct config_forward fw;
-	struct addr a;
-	const char *errstr;
-	size_t i, n_listen = conf->n_listen;
-
-	conf->listen_default = n_listen == 0;
-	for (i = 0; n_listen == 0 && i < sizeof(listen) / sizeof(listen[0]);
-	    i++)
-		if (addr_parse(listen[i], CONFIG_DEFAULT_PORT, &a,
-		    &errstr) == -1 ||
-		    parse_add_addr(&conf->listen, &conf->n_listen, &a) == -1)
-			return -1;
-	for (i = 0; i < conf->n_forwards; i++)
-		if (strcmp(conf->forwards[i].zone, ".") == 0)
-			return 0;
-	memset(&fw, 0, sizeof(fw));
-	fw.use_resolv_conf = 1;
-	if (parse_defaults(parse_forward_block, &fw) == -1 ||
-	    (fw.zone = strdup(".")) == NULL ||
-	    (fw.where.file = strdup(file)) == NULL ||
-	    parse_add_forward(conf, &fw) == -1) {
-		parse_forward_free(&fw);
-		return -1;
-	}
-	return 0;
-}
-
-/* Lexer. */
-
-static int
-lex_getc(struct parse_src *s)
-{
-	int c;
-
-	if ((c = getc(s->fp)) != EOF)
-		s->last_line = s->line;
-	if (c == '\n')
-		s->line++;
-	return c;
-}
-
-static int
-lex_peekc(struct parse_src *s)
-{
-	int c = getc(s->fp);
-
-	if (c != EOF)
-		ungetc(c, s->fp);
-	return c;
-}
-
-/* Space within a line. */
-static int
-lex_is_blank(int c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-}
-
-/* A character that ends a bare word. */
-static int
-lex_is_end(int c)
-{
-	return c == EOF || c == '\n' || lex_is_blank(c) || c == '#' ||
-	    c == ';' || c == '{' || c == '}' || c == '"';
-}
-
-/* Append c to the NUL-terminated growing buffer *buf; -1 out of memory. */
-static int
-lex_add(char **buf, size_t *len, int c)
-{
-	char *n;
-
-	if ((n = realloc(*buf, *len + 2)) == NULL)
-		return -1;
-	n[(*len)++] = (char)c;
-	n[*len] = '\0';
-	*buf = n;
-	return 0;
-}
-
-/* The rest of a double-quoted string, which ends on its own line. */
-static int
-lex_string(struct parse_src *s, struct parse_token *t, size_t *len)
-{
-	int c;
-
-	t->quoted = 1;
-	for (;;) {
-		c = lex_peekc(s);
-		if (c == '\n' || c == EOF) {
-			src_error(s, t->line, "unterminated string");
-			t->bad = 1;
-			return 0;
-		}
-		lex_getc(s);
-		if (c == '"')
-			return 0;
-		if (c == '\\' && (lex_peekc(s) == '"' || lex_peekc(s) == '\\'))
-			c = lex_getc(s);
-		if (lex_add(&t->text, len, c) == -1)
-			return -1;
-	}
-}
-
-static int
-lex_word(struct parse_src *s, struct parse_token *t, int c, size_t *len)
-{
-	if (lex_add(&t->text, len, c) == -1)
-		return -1;
-	while (!lex_is_end(lex_peekc(s)))
-		if (lex_add(&t->text, len, lex_getc(s)) == -1)
-			return -1;
-	return 0;
-}
-
 static void
-lex_next(struct parse_src *s, struct parse_token *t)
-{
-	size_t len = 0;
-	int c, r;
-
-	if (s->has_ahead) {
-		*t = s->ahead;
-		s->has_ahead = 0;
-		return;
-	}
-	memset(t, 0, sizeof(*t));
-	while (lex_is_blank(c = lex_getc(s)))
-		continue;
-	if (c == '#')
-		while ((c = lex_getc(s)) != EOF && c != '\n')
-			continue;
-	t->line = s->last_line;
-	switch (c) {
-	case EOF:
-		t->type = PARSE_T_EOF;
-		return;
-	case '\n':
-		t->type = PARSE_T_NEWLINE;
-		return;
-	case ';':
-		t->type = PARSE_T_SEMI;
-		return;
-	case '{':
-		t->type = PARSE_T_LBRACE;
-		return;
-	case '}':
-		t->type = PARSE_T_RBRACE;
-		return;
-	}
-	t->type = PARSE_T_WORD;
-	if ((t->text = strdup("")) == NULL)
-		r = -1;
-	else if (c == '"')
-		r = lex_string(s, t, &len);
-	else
-		r = lex_word(s, t, c, &len);
-	if (r == -1) {
-		/* Out of memory: stop reading this file. */
-		src_error(s, t->line, "out of memory");
-		free(t->text);
-		memset(t, 0, sizeof(*t));
-		t->type = PARSE_T_EOF;
-		t->line = s->last_line;
-		fseek(s->fp, 0, SEEK_END);
-	}
-}
-
-/* Push t back so that the next lex_next returns it (one at most). */
-static void
-lex_unget(struct parse_src *s, const struct parse_token *t)
-{
-	s->ahead = *t;
-	s->has_ahead = 1;
-}
-
-/* Parser. */
-
-static void
-stmt_free(struct parse_stmt *st)
+parse_stmt_free(struct parse_stmt *st)
 {
 	size_t i;
 
@@ -820,24 +381,24 @@ stmt_free(struct parse_stmt *st)
  * brace or, in a block, before an unquoted keyword of the block.
  */
 static void
-parse_collect(struct parse_src *s, const struct parse_directive *table,
+parse_collect(struct parse_run *run, const struct parse_directive *table,
     int in_block, struct parse_stmt *st)
 {
-	struct parse_token t, *n;
+	struct lex_token t, *n;
 
 	for (;;) {
-		lex_next(s, &t);
-		if (t.type == PARSE_T_NEWLINE || t.type == PARSE_T_SEMI)
+		lex_next(&run->lex, &t);
+		if (t.type == LEX_NEWLINE || t.type == LEX_SEMI)
 			return;
-		if (t.type != PARSE_T_WORD || (in_block && !t.quoted &&
+		if (t.type != LEX_WORD || (in_block && !t.quoted &&
 		    parse_lookup(table, t.text) != NULL)) {
-			lex_unget(s, &t);
+			lex_unget(&run->lex, &t);
 			return;
 		}
 		st->bad |= t.bad;
 		n = reallocarray(st->args, st->n_args + 1, sizeof(*n));
 		if (n == NULL) {
-			src_error(s, t.line, "out of memory");
+			lex_error(&run->lex, t.line, "out of memory");
 			free(t.text);
 			st->bad = 1;
 			continue;
@@ -849,25 +410,25 @@ parse_collect(struct parse_src *s, const struct parse_directive *table,
 
 /* Skip to the "}" matching one already read. */
 static void
-parse_skip_block(struct parse_src *s)
+parse_skip_block(struct parse_run *run)
 {
-	struct parse_token t;
+	struct lex_token t;
 	int depth = 1;
 
 	while (depth > 0) {
-		lex_next(s, &t);
+		lex_next(&run->lex, &t);
 		free(t.text);
-		if (t.type == PARSE_T_EOF)
+		if (t.type == LEX_EOF)
 			return;
-		if (t.type == PARSE_T_LBRACE)
+		if (t.type == LEX_LBRACE)
 			depth++;
-		else if (t.type == PARSE_T_RBRACE)
+		else if (t.type == LEX_RBRACE)
 			depth--;
 	}
 }
 
 static void
-parse_dispatch(struct parse_src *s, const struct parse_directive *table,
+parse_dispatch(struct parse_run *run, const struct parse_directive *table,
     void *base, struct parse_seen *seen, const char *block,
     struct parse_stmt *st)
 {
@@ -877,55 +438,55 @@ parse_dispatch(struct parse_src *s, const struct parse_directive *table,
 
 	if ((d = parse_lookup(table, st->key.text)) == NULL) {
 		if (block == NULL)
-			src_error(s, line, "unknown directive \"%s\"",
+			lex_error(&run->lex, line, "unknown directive \"%s\"",
 			    st->key.text);
 		else
-			src_error(s, line, "unknown directive \"%s\" in %s "
-			    "block", st->key.text, block);
+			lex_error(&run->lex, line, "unknown directive "
+			    "\"%s\" in %s block", st->key.text, block);
 		return;
 	}
 	first = &seen[d - table];
 	if (first->line != 0 && !(d->flags & PARSE_REPEAT)) {
-		src_error(s, line, "duplicate directive \"%s\" (first at "
-		    "%s:%d)", d->name, first->file, first->line);
+		lex_error(&run->lex, line, "duplicate directive \"%s\" (first "
+		    "at %s:%d)", d->name, first->file, first->line);
 		return;
 	}
 	if (first->line == 0) {
-		first->file = s->path;
+		first->file = lex_path(&run->lex);
 		first->line = line;
-		first->order = ++s->run->order;
+		first->order = ++run->order;
 	}
 	if (d->handler != NULL)
-		d->handler(s, d, base, st);
+		d->handler(run, d, base, st);
 	else
-		parse_scalar(s, d, base, st);
+		parse_scalar(run, d, base, st);
 }
 
 /* One directive whose keyword key has been read. */
 static void
-parse_statement(struct parse_src *s, const struct parse_directive *table,
+parse_statement(struct parse_run *run, const struct parse_directive *table,
     void *base, struct parse_seen *seen, const char *block,
-    struct parse_token *key)
+    struct lex_token *key)
 {
 	struct parse_stmt st;
-	struct parse_token t;
-	int errors = s->run->n_errors;
+	struct lex_token t;
+	int errors = run->lex.n_errors;
 
 	memset(&st, 0, sizeof(st));
 	st.key = *key;
 	st.bad = key->bad;
-	parse_collect(s, table, block != NULL, &st);
+	parse_collect(run, table, block != NULL, &st);
 	if (!st.bad)
-		parse_dispatch(s, table, base, seen, block, &st);
-	stmt_free(&st);
+		parse_dispatch(run, table, base, seen, block, &st);
+	parse_stmt_free(&st);
 	/* A block after a directive that takes none: skip it whole. */
-	lex_next(s, &t);
-	if (t.type == PARSE_T_LBRACE) {
-		if (s->run->n_errors == errors)
-			src_error(s, t.line, "unexpected \"{\"");
-		parse_skip_block(s);
+	lex_next(&run->lex, &t);
+	if (t.type == LEX_LBRACE) {
+		if (run->lex.n_errors == errors)
+			lex_error(&run->lex, t.line, "unexpected \"{\"");
+		parse_skip_block(run);
 	} else
-		lex_unget(s, &t);
+		lex_unget(&run->lex, &t);
 }
 
 /*
@@ -934,34 +495,34 @@ parse_statement(struct parse_src *s, const struct parse_directive *table,
  * NULL. Returns 0, or -1 when a block is not closed.
  */
 static int
-parse_body(struct parse_src *s, const struct parse_directive *table,
+parse_body(struct parse_run *run, const struct parse_directive *table,
     void *base, struct parse_seen *seen, const char *block, int open_line)
 {
-	struct parse_token t;
+	struct lex_token t;
 
 	for (;;) {
-		lex_next(s, &t);
+		lex_next(&run->lex, &t);
 		switch (t.type) {
-		case PARSE_T_NEWLINE:
-		case PARSE_T_SEMI:
+		case LEX_NEWLINE:
+		case LEX_SEMI:
 			break;
-		case PARSE_T_EOF:
+		case LEX_EOF:
 			if (block == NULL)
 				return 0;
-			src_error(s, t.line, "missing \"}\" for %s block "
-			    "opened at line %d", block, open_line);
+			lex_error(&run->lex, t.line, "missing \"}\" for %s "
+			    "block opened at line %d", block, open_line);
 			return -1;
-		case PARSE_T_RBRACE:
+		case LEX_RBRACE:
 			if (block != NULL)
 				return 0;
-			src_error(s, t.line, "unexpected \"}\"");
+			lex_error(&run->lex, t.line, "unexpected \"}\"");
 			break;
-		case PARSE_T_LBRACE:
-			src_error(s, t.line, "unexpected \"{\"");
-			parse_skip_block(s);
+		case LEX_LBRACE:
+			lex_error(&run->lex, t.line, "unexpected \"{\"");
+			parse_skip_block(run);
 			break;
-		case PARSE_T_WORD:
-			parse_statement(s, table, base, seen, block, &t);
+		case LEX_WORD:
+			parse_statement(run, table, base, seen, block, &t);
 			free(t.text);
 			break;
 		}
@@ -970,7 +531,7 @@ parse_body(struct parse_src *s, const struct parse_directive *table,
 
 /* Parse str as an address of directive d and append it unless known. */
 static void
-parse_addr(struct parse_src *s, const struct parse_directive *d, int line,
+parse_addr(struct parse_run *run, const struct parse_directive *d, int line,
     const char *str, struct addr **arr, size_t *n)
 {
 	struct addr a;
@@ -979,38 +540,39 @@ parse_addr(struct parse_src *s, const struct parse_directive *d, int line,
 	size_t i;
 
 	if (addr_parse(str, CONFIG_DEFAULT_PORT, &a, &errstr) == -1) {
-		src_error(s, line, "%s: \"%s\" is not an address: %s", d->name,
-		    str, errstr);
+		lex_error(&run->lex, line, "%s: \"%s\" is not an address: %s",
+		    d->name, str, errstr);
 		return;
 	}
 	for (i = 0; i < *n; i++) {
 		if (addr_equal(&(*arr)[i], &a)) {
-			src_error(s, line, "%s: duplicate address %s",
+			lex_error(&run->lex, line, "%s: duplicate address %s",
 			    d->name, addr_format(&a, buf, sizeof(buf)));
 			return;
 		}
 	}
-	if (parse_add_addr(arr, n, &a) == -1)
-		src_error(s, line, "out of memory");
+	if (config_add_addr(arr, n, &a) == -1)
+		lex_error(&run->lex, line, "out of memory");
 }
 
 static void
-parse_listen(struct parse_src *s, const struct parse_directive *d,
+parse_listen(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
 	struct config *conf = base;
 	size_t i;
 
 	if (st->n_args == 0)
-		src_error(s, st->key.line, "%s: missing address", d->name);
+		lex_error(&run->lex, st->key.line, "%s: missing address",
+		    d->name);
 	for (i = 0; i < st->n_args; i++)
-		parse_addr(s, d, st->key.line, st->args[i].text,
+		parse_addr(run, d, st->key.line, st->args[i].text,
 		    &conf->listen, &conf->n_listen);
 }
 
 /* `upstream resolv.conf` stands for a whole list, so it stands alone. */
 static void
-parse_upstream(struct parse_src *s, const struct parse_directive *d,
+parse_upstream(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
 	struct config_forward *fw = base;
@@ -1018,26 +580,26 @@ parse_upstream(struct parse_src *s, const struct parse_directive *d,
 	size_t i;
 
 	if (st->n_args == 0)
-		src_error(s, line, "%s: missing address", d->name);
+		lex_error(&run->lex, line, "%s: missing address", d->name);
 	for (i = 0; i < st->n_args; i++) {
 		resolv = strcmp(st->args[i].text, "resolv.conf") == 0;
 		if (resolv && fw->use_resolv_conf)
-			src_error(s, line, "%s: duplicate resolv.conf",
+			lex_error(&run->lex, line, "%s: duplicate resolv.conf",
 			    d->name);
 		else if (resolv ? fw->n_upstreams > 0 : fw->use_resolv_conf)
-			src_error(s, line, "%s: resolv.conf cannot be "
+			lex_error(&run->lex, line, "%s: resolv.conf cannot be "
 			    "combined with addresses", d->name);
 		else if (resolv)
 			fw->use_resolv_conf = 1;
 		else
-			parse_addr(s, d, line, st->args[i].text,
+			parse_addr(run, d, line, st->args[i].text,
 			    &fw->upstreams, &fw->n_upstreams);
 	}
 }
 
 /* The zone of a forward directive, normalized; NULL after an error. */
 static char *
-parse_zone(struct parse_src *s, const struct parse_directive *d,
+parse_zone(struct parse_run *run, const struct parse_directive *d,
     struct parse_stmt *st)
 {
 	ldns_rdf *rdf;
@@ -1045,25 +607,25 @@ parse_zone(struct parse_src *s, const struct parse_directive *d,
 	int line = st->key.line;
 
 	if (st->n_args == 0) {
-		src_error(s, line, "%s: missing zone", d->name);
+		lex_error(&run->lex, line, "%s: missing zone", d->name);
 		return NULL;
 	}
 	if (st->n_args > 1) {
-		src_error(s, line, "%s: unexpected \"%s\"", d->name,
+		lex_error(&run->lex, line, "%s: unexpected \"%s\"", d->name,
 		    st->args[1].text);
 		return NULL;
 	}
 	if (st->args[0].text[0] == '\0' ||
 	    (rdf = ldns_dname_new_frm_str(st->args[0].text)) == NULL) {
-		src_error(s, line, "%s: \"%s\" is not a domain name", d->name,
-		    st->args[0].text);
+		lex_error(&run->lex, line, "%s: \"%s\" is not a domain name",
+		    d->name, st->args[0].text);
 		return NULL;
 	}
 	ldns_dname2canonical(rdf);
 	zone = ldns_rdf2str(rdf);
 	ldns_rdf_deep_free(rdf);
 	if (zone == NULL)
-		src_error(s, line, "out of memory");
+		lex_error(&run->lex, line, "out of memory");
 	return zone;
 }
 
@@ -1072,25 +634,26 @@ parse_zone(struct parse_src *s, const struct parse_directive *d,
  * after reporting it missing (report: not already reported otherwise).
  */
 static int
-parse_open(struct parse_src *s, const struct parse_directive *d,
+parse_open(struct parse_run *run, const struct parse_directive *d,
     const char *zone, int line)
 {
-	struct parse_token t;
+	struct lex_token t;
 
 	do
-		lex_next(s, &t);
-	while (t.type == PARSE_T_NEWLINE);
-	if (t.type == PARSE_T_LBRACE)
+		lex_next(&run->lex, &t);
+	while (t.type == LEX_NEWLINE);
+	if (t.type == LEX_LBRACE)
 		return t.line;
 	if (zone != NULL)
-		src_error(s, line, "%s \"%s\": missing \"{\"", d->name, zone);
-	lex_unget(s, &t);
+		lex_error(&run->lex, line, "%s \"%s\": missing \"{\"", d->name,
+		    zone);
+	lex_unget(&run->lex, &t);
 	return 0;
 }
 
 /* The checks of a forward block that was read without error. */
 static int
-parse_forward_check(struct parse_src *s, const struct parse_directive *d,
+parse_forward_check(struct parse_run *run, const struct parse_directive *d,
     const struct config *conf, const struct config_forward *fw, int line)
 {
 	const struct config_forward *other;
@@ -1099,226 +662,184 @@ parse_forward_check(struct parse_src *s, const struct parse_directive *d,
 	for (i = 0; i < conf->n_forwards; i++) {
 		other = &conf->forwards[i];
 		if (strcmp(other->zone, fw->zone) == 0) {
-			src_error(s, line, "%s \"%s\": duplicate zone (first "
-			    "at %s:%d)", d->name, fw->zone, other->where.file,
-			    other->where.line);
+			lex_error(&run->lex, line, "%s \"%s\": duplicate zone "
+			    "(first at %s:%d)", d->name, fw->zone,
+			    other->where.file, other->where.line);
 			return -1;
 		}
 	}
 	if (fw->n_upstreams == 0 && !fw->use_resolv_conf) {
-		src_error(s, line, "%s \"%s\": no upstream", d->name, fw->zone);
+		lex_error(&run->lex, line, "%s \"%s\": no upstream", d->name,
+		    fw->zone);
 		return -1;
 	}
 	return 0;
 }
 
 static void
-parse_forward(struct parse_src *s, const struct parse_directive *d,
+parse_forward(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
 	struct config *conf = base;
 	struct config_forward fw;
 	struct parse_seen *seen;
-	int errors = s->run->n_errors, line = st->key.line, open;
+	int errors = run->lex.n_errors, line = st->key.line, open;
 
-	memset(&fw, 0, sizeof(fw));
-	seen = calloc(parse_count(parse_forward_block), sizeof(*seen));
-	if (seen == NULL || parse_defaults(parse_forward_block, &fw) == -1) {
-		src_error(s, line, "out of memory");
+	config_forward_defaults(&fw);
+	if ((seen = calloc(parse_count(parse_forward_block),
+	    sizeof(*seen))) == NULL) {
+		lex_error(&run->lex, line, "out of memory");
 		goto done;
 	}
-	fw.zone = parse_zone(s, d, st);
-	if ((open = parse_open(s, d, fw.zone, line)) == 0)
+	fw.zone = parse_zone(run, d, st);
+	if ((open = parse_open(run, d, fw.zone, line)) == 0)
 		goto done;
-	if (parse_body(s, parse_forward_block, &fw, seen, d->name, open) ==
-	    -1 || s->run->n_errors != errors)
+	if (parse_body(run, parse_forward_block, &fw, seen, d->name, open) ==
+	    -1 || run->lex.n_errors != errors)
 		goto done;
-	if (parse_forward_check(s, d, conf, &fw, line) == -1)
+	if (parse_forward_check(run, d, conf, &fw, line) == -1)
 		goto done;
 	fw.where.line = line;
-	if ((fw.where.file = strdup(s->path)) == NULL ||
-	    parse_add_forward(conf, &fw) == -1) {
-		src_error(s, line, "out of memory");
+	if ((fw.where.file = strdup(lex_path(&run->lex))) == NULL ||
+	    config_add_forward(conf, &fw) == -1) {
+		lex_error(&run->lex, line, "out of memory");
 		goto done;
 	}
 	free(seen);
 	return;
 done:
 	free(seen);
-	parse_forward_free(&fw);
+	config_forward_free(&fw);
 }
 
-/* pattern relative to the directory of the file from; NULL: no memory. */
-static char *
-parse_include_path(const char *from, const char *pattern)
-{
-	const char *slash = strrchr(from, '/');
-	char *path;
-
-	if (pattern[0] == '/' || slash == NULL)
-		return strdup(pattern);
-	if (asprintf(&path, "%.*s/%s", (int)(slash - from), from,
-	    pattern) == -1)
-		return NULL;
-	return path;
-}
-
-const char *
-parse_strerror(int err)
-{
-	return err == EINVAL ? "not a regular file" : strerror(err);
-}
-
-FILE *
-parse_fopen(const char *path)
-{
-	struct stat sb;
-	FILE *fp;
-	int fd;
-
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1)
-		return NULL;
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
-		close(fd);
-		errno = S_ISDIR(sb.st_mode) ? EISDIR : EINVAL;
-		return NULL;
-	}
-	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1 ||
-	    (fp = fdopen(fd, "r")) == NULL) {
-		close(fd);
-		return NULL;
-	}
-	return fp;
-}
-
-/* Remember path for as long as the run, so messages may borrow it. */
-static const char *
-parse_keep_path(struct parse_run *run, const char *path)
-{
-	char **n;
-
-	if ((n = reallocarray(run->files, run->n_files + 1,
-	    sizeof(*n))) == NULL)
-		return NULL;
-	run->files = n;
-	if ((n[run->n_files] = strdup(path)) == NULL)
-		return NULL;
-	return n[run->n_files++];
-}
-
-/* Read one file; from: the including file (at line), NULL for the top. */
+/* The body of a file being read, at the top level of the run. */
 static void
-parse_read(struct parse_run *run, const char *path, struct config *conf,
-    struct parse_src *from, int line)
+parse_included(void *arg)
 {
-	struct parse_src s;
+	struct parse_run *run = arg;
 
-	memset(&s, 0, sizeof(s));
-	s.run = run;
-	s.depth = from == NULL ? 0 : from->depth + 1;
-	s.line = s.last_line = 1;
-	if ((s.fp = parse_fopen(path)) == NULL) {
-		if (from == NULL)
-			parse_error(run, path, 0, "cannot open: %s",
-			    parse_strerror(errno));
-		else
-			src_error(from, line, "include: cannot open \"%s\": %s",
-			    path, parse_strerror(errno));
-		return;
-	}
-	if ((s.path = parse_keep_path(run, path)) == NULL)
-		parse_error(run, path, 0, "out of memory");
-	else
-		parse_body(&s, parse_top, conf, run->seen, NULL, 0);
-	if (ferror(s.fp))
-		parse_error(run, path, 0, "cannot read: %s", strerror(errno));
-	if (s.has_ahead)
-		free(s.ahead.text);
-	fclose(s.fp);
+	parse_body(run, parse_top, run->conf, run->seen, NULL, 0);
 }
 
 static void
-parse_include(struct parse_src *s, const struct parse_directive *d,
+parse_include(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
-	glob_t g;
-	char *path;
-	size_t i;
 	int line = st->key.line;
 
-	if (st->n_args != 1) {
-		if (st->n_args == 0)
-			src_error(s, line, "%s: missing pattern", d->name);
-		else
-			src_error(s, line, "%s: unexpected \"%s\"", d->name,
-			    st->args[1].text);
+	(void)base;
+	if (st->n_args == 0)
+		lex_error(&run->lex, line, "%s: missing pattern", d->name);
+	else if (st->n_args > 1)
+		lex_error(&run->lex, line, "%s: unexpected \"%s\"", d->name,
+		    st->args[1].text);
+	else
+		lex_include(&run->lex, st->args[0].text, line, parse_included,
+		    run);
+}
+
+/*
+ * Report through the run what config or resolvconf found: at where, or
+ * where directive was first given, or at the top file.
+ */
+static void __attribute__((format(printf, 4, 0)))
+parse_report(void *arg, const struct config_where *where,
+    const char *directive, const char *fmt, va_list ap)
+{
+	struct parse_run *run = arg;
+	const struct parse_seen *at;
+
+	if (where != NULL) {
+		lex_verror_at(&run->lex, where->file, where->line, fmt, ap);
 		return;
 	}
-	if (s->depth >= PARSE_MAX_DEPTH) {
-		src_error(s, line, "%s: nested more than %d levels deep (an "
-		    "include loop?)", d->name, PARSE_MAX_DEPTH);
+	at = &run->seen[parse_lookup(parse_top, directive) - parse_top];
+	if (at->line > 0)
+		lex_verror_at(&run->lex, at->file, at->line, fmt, ap);
+	else
+		lex_verror_at(&run->lex, run->file, 0, fmt, ap);
+}
+
+/*
+ * A value (a pair's minimum) above that of the directive it may not
+ * exceed; reported where the later of the two was given.
+ */
+static void
+parse_check_at_most(struct parse_run *run, const struct parse_directive *d)
+{
+	const struct parse_directive *hi = parse_lookup(parse_top, d->at_most);
+	const struct parse_seen *at = &run->seen[d - parse_top];
+	const struct parse_seen *at_hi = &run->seen[hi - parse_top];
+	char lo_buf[32], hi_buf[32];
+	uint64_t lo_v, hi_v;
+
+	lo_v = parse_get(d, run->conf, d->offset);
+	hi_v = parse_get(hi, run->conf, hi->offset);
+	if (lo_v <= hi_v)
+		return;
+	if (at_hi->order > at->order)
+		at = at_hi;
+	lex_error_at(&run->lex, at->line > 0 ? at->file : run->file, at->line,
+	    "%s%s %s is greater than %s %s", d->name,
+	    (d->flags & PARSE_PAIR) ? " minimum" : "",
+	    parse_format(d, lo_v, lo_buf, sizeof(lo_buf)), hi->name,
+	    parse_format(hi, hi_v, hi_buf, sizeof(hi_buf)));
+}
+
+/* The defaults, the file at path (NULL: none), what they imply, checked. */
+static void
+parse_read(struct parse_run *run, const char *path)
+{
+	struct config *conf = run->conf;
+	const struct parse_directive *d;
+
+	if (config_defaults(conf) == -1 ||
+	    (path != NULL && (conf->source = strdup(path)) == NULL)) {
+		lex_error_at(&run->lex, run->file, 0, "out of memory");
 		return;
 	}
-	if ((path = parse_include_path(s->path, st->args[0].text)) == NULL) {
-		src_error(s, line, "out of memory");
+	if (path != NULL)
+		lex_read(&run->lex, path, parse_included, run);
+	if (config_implicit(conf, run->file) == -1) {
+		lex_error_at(&run->lex, run->file, 0, "out of memory");
 		return;
 	}
-	/* A plain name must exist; a pattern may match nothing. */
-	if (strpbrk(st->args[0].text, "*?[") == NULL)
-		parse_read(s->run, path, base, s, line);
-	else {
-		memset(&g, 0, sizeof(g));
-		switch (glob(path, 0, NULL, &g)) {
-		case 0:
-			for (i = 0; i < g.gl_pathc; i++)
-				parse_read(s->run, g.gl_pathv[i], base, s,
-				    line);
-			break;
-		case GLOB_NOSPACE:
-			src_error(s, line, "out of memory");
-			break;
-		}
-		globfree(&g);
-	}
-	free(path);
+	for (d = parse_top; d->name != NULL; d++)
+		if (d->at_most != NULL)
+			parse_check_at_most(run, d);
+	config_validate(conf, &run->report);
 }
 
 int
-parse_run_init(struct parse_run *run, FILE *errs)
+parse_load(const char *path, struct config *conf, FILE *errs)
 {
-	memset(run, 0, sizeof(*run));
-	run->errs = errs;
-	if ((run->seen = calloc(parse_count(parse_top),
-	    sizeof(*run->seen))) == NULL)
+	struct parse_run run;
+	int errors;
+
+	memset(conf, 0, sizeof(*conf));
+	memset(&run, 0, sizeof(run));
+	lex_init(&run.lex, errs);
+	run.conf = conf;
+	run.file = path != NULL ? path : CONFIG_BUILTIN;
+	run.report.error = parse_report;
+	run.report.arg = &run;
+	if ((run.seen = calloc(parse_count(parse_top),
+	    sizeof(*run.seen))) == NULL)
+		lex_error_at(&run.lex, run.file, 0, "out of memory");
+	else
+		parse_read(&run, path);
+	/*
+	 * Which nameservers are our own depends on the listen addresses and
+	 * resolv-conf being right: apply only a configuration without error.
+	 */
+	if (run.lex.n_errors == 0)
+		resolvconf_apply(conf, &run.report);
+	errors = run.lex.n_errors;
+	lex_free(&run.lex);
+	free(run.seen);
+	if (errors > 0) {
+		config_free(conf);
 		return -1;
+	}
 	return 0;
-}
-
-void
-parse_run_free(struct parse_run *run)
-{
-	size_t i;
-
-	for (i = 0; i < run->n_files; i++)
-		free(run->files[i]);
-	free(run->files);
-	free(run->seen);
-	memset(run, 0, sizeof(*run));
-}
-
-void
-parse_file(struct parse_run *run, const char *path, struct config *conf)
-{
-	parse_read(run, path, conf, NULL, 0);
-}
-
-const struct parse_seen *
-parse_seen(const struct parse_run *run, const char *name)
-{
-	const struct parse_directive *d;
-
-	if ((d = parse_lookup(parse_top, name)) == NULL)
-		return NULL;
-	return &run->seen[d - parse_top];
 }

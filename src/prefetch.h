@@ -1,47 +1,71 @@
 /*
- * prefetch.h: background fetches that keep the cache ahead of its
- * clients: refreshing an entry asked for near the end of its life, and
- * fetching the addresses of SRV targets along with the SRV set.
+ * prefetch.h: the policy of the background fetches that keep the cache
+ * ahead of its clients, as pure functions of what the caller looked up:
+ * when an entry asked for near the end of its life is due for a refresh,
+ * and which addresses of SRV targets to fetch along with the SRV set.
+ * query.c does the fetching.
  */
 #ifndef DNSDAMPER_PREFETCH_H
 #define DNSDAMPER_PREFETCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cache.h"
 #include "msg.h"
 #include "zone.h"
 
-struct worker;
+/* Targets of one SRV set whose addresses are fetched, and the questions. */
+#define PREFETCH_SRV_TARGETS	16
+#define PREFETCH_SRV_QUESTIONS	(2 * PREFETCH_SRV_TARGETS)
 
 /*
  * prefetch_window: how long (ms) before expiry an entry stored with a
  * lifetime of ttl seconds should be refreshed when asked for: the last
- * 10 % of its life (as Unbound's prefetch), widened to four of the
- * zone's current best retransmission timeouts, so that a refresh that
- * loses two attempts (the second with a doubled timeout) still lands in
- * time, but never more than half its life.
+ * 10 % of its life (as Unbound's prefetch), widened to four of the best
+ * current retransmission timeouts of zone's upstreams that are up (zone
+ * may be NULL: none), so that a refresh that loses two attempts (the
+ * second with a doubled timeout) still lands in time, but never more than
+ * half its life.
  */
 uint64_t prefetch_window(const struct zone *zone, uint32_t ttl);
 
 /*
- * prefetch_maybe: a client was answered from entry key (res: fresh) at
- * now; start a background refresh of it (q's question, DO and CD) if
- * prefetch is on, its last refresh did not just fail, and it is within
- * prefetch_window of expiry. Counts the prefetch.
+ * prefetch_may_be_due: 0 if prefetch_due is 0 for res whatever the zone
+ * (its last refresh failed too recently, or more than half its life is
+ * left), else 1: a test without a zone lookup, for every cache hit.
  */
-void	prefetch_maybe(struct worker *w, const struct msg_query *q,
-	    const struct cache_key *key, const struct cache_result *res,
-	    uint64_t now);
+int	prefetch_may_be_due(const struct cache_result *res);
 
 /*
- * prefetch_srv_targets: r answered an SRV question asked with the DO and
- * CD bits of key; fetch in the background the A and AAAA of each target
- * (at most 16) unless cached, fresh and not yet in its own prefetch
- * window, so that a client's next lookup is a hit and a stale SRV set is
- * not left without addresses. No-op unless srv-prefetch-targets.
+ * prefetch_due: 1 if an entry that cache_lookup found fresh (res) is due
+ * for a background refresh through zone, its forward zone (NULL: none):
+ * its last refresh did not fail within stale-refresh-interval
+ * (res->may_refresh) and it has at most prefetch_window(zone, res->ttl)
+ * ms left. Else 0.
  */
-void	prefetch_srv_targets(struct worker *w, const struct msg_response *r,
-	    const struct cache_key *key, uint64_t now);
+int	prefetch_due(const struct cache_result *res, const struct zone *zone);
+
+/*
+ * prefetch_srv_questions: the questions to fetch along with r, an answer
+ * to the SRV question of key (nothing for any other qtype): A and AAAA
+ * (in that order) of each target of its answer section's SRV records, at
+ * most PREFETCH_SRV_TARGETS targets, skipping "." (RFC 2782: no service)
+ * and malformed records, each qname folded and asked with key's DO and CD
+ * bits, class IN, without EDNS. Writes them to out (room for
+ * PREFETCH_SRV_QUESTIONS) and returns how many.
+ */
+size_t	prefetch_srv_questions(const struct msg_response *r,
+	    const struct cache_key *key, struct msg_query *out);
+
+/*
+ * prefetch_target_due: 1 if one of those questions, whose cache lookup
+ * gave res, should be fetched now through zone (NULL: none): unless its
+ * entry is fresh and not yet within its own prefetch_window, when it is
+ * good for as long as a refresh of it would be and fetching it again
+ * would only double the traffic. Else 0.
+ */
+int	prefetch_target_due(const struct cache_result *res,
+	    const struct zone *zone);
 
 #endif

@@ -5,7 +5,9 @@
 
 #include "addr.h"
 #include "config.h"
+#include "lex.h"
 #include "parse.h"
+#include "printconf.h"
 
 /* The table-driven directives of table set in base, one per line. */
 static void
@@ -24,7 +26,7 @@ printconf_scalars(const struct parse_directive *table, const void *base,
 		if (d->kind == PARSE_STRING) {
 			str = *(char *const *)(const void *)
 			    ((const char *)base + d->offset);
-			parse_quote(str != NULL ? str : "", stream);
+			lex_quote(str != NULL ? str : "", stream);
 		} else {
 			lo = parse_get(d, base, d->offset);
 			fputs(parse_format(d, lo, buf, sizeof(buf)), stream);
@@ -56,7 +58,7 @@ printconf_forward(const struct config *conf, const struct config_forward *fw,
     FILE *stream)
 {
 	fputs("\nforward ", stream);
-	parse_quote(fw->zone, stream);
+	lex_quote(fw->zone, stream);
 	fputs(" {\n", stream);
 	if (fw->use_resolv_conf) {
 		fputs("\tupstream resolv.conf\n", stream);
@@ -73,7 +75,7 @@ printconf_forward(const struct config *conf, const struct config_forward *fw,
 }
 
 void
-config_print(const struct config *conf, FILE *stream)
+printconf_write(const struct config *conf, FILE *stream)
 {
 	char buf[ADDR_STRLEN];
 	size_t i;
@@ -84,14 +86,4 @@ config_print(const struct config *conf, FILE *stream)
 		    addr_format(&conf->listen[i], buf, sizeof(buf)));
 	for (i = 0; i < conf->n_forwards; i++)
 		printconf_forward(conf, &conf->forwards[i], stream);
-}
-
-const char *
-config_policy_name(enum config_policy policy)
-{
-	static char buf[16];
-
-	/* The table's own names, so the log and the config never differ. */
-	return parse_format(parse_lookup(parse_forward_block, "policy"),
-	    policy, buf, sizeof(buf));
 }

@@ -7,19 +7,16 @@
 
 #include "cache.h"
 #include "clock.h"
-#include "listen.h"
 #include "localdata.h"
 #include "log.h"
 #include "msg.h"
 #include "prefetch.h"
 #include "query.h"
-#include "tcpconn.h"
-#include "worker.h"
 #include "zone.h"
 
 /* A query waiting for a fetch. */
 struct query {
-	struct worker		*w;
+	struct query_ctx	*ctx;
 	struct client		 client;
 	struct msg_query	 q;
 	struct cache_key	 key;
@@ -37,10 +34,10 @@ struct query {
  * size and ours, and never less than 512 octets; over TCP, no limit.
  */
 static void
-reply_opts(const struct worker *w, const struct msg_query *q,
+reply_opts(const struct query_ctx *ctx, const struct msg_query *q,
     enum client_transport t, struct msg_reply_opts *o)
 {
-	uint16_t ours = worker_config(w)->edns_buffer_size;
+	uint16_t ours = ctx->conf->edns_buffer_size;
 
 	o->limit = MSG_UDP_MIN;
 	if (t == CLIENT_TCP)
@@ -68,10 +65,10 @@ refusal(const struct msg_query *q)
 
 /* rcode: the full one (BADVERS is 16, not its header bits, RFC 6891). */
 static void
-count_answer(struct worker *w, enum metrics_source source, unsigned rcode,
+count_answer(struct query_ctx *ctx, enum metrics_source source, unsigned rcode,
     uint64_t arrived, uint64_t now)
 {
-	metrics_count_answer(worker_metrics(w), source, rcode,
+	metrics_count_answer(&ctx->metrics, source, rcode,
 	    now > arrived ? now - arrived : 0);
 }
 
@@ -79,11 +76,8 @@ static void
 query_send(struct query *qr, enum metrics_source source, const uint8_t *buf,
     size_t len, uint64_t now)
 {
-	count_answer(qr->w, source, buf[3] & 0xf, qr->arrived, now);
-	if (qr->client.transport == CLIENT_UDP)
-		listen_udp_send(&qr->client, buf, len);
-	else
-		tcpconn_send(qr->client.conn, buf, len);
+	count_answer(qr->ctx, source, buf[3] & 0xf, qr->arrived, now);
+	qr->client.ops->send(&qr->client, buf, len);
 }
 
 static void
@@ -92,8 +86,7 @@ query_free(struct query *qr)
 	fetch_leave(&qr->waiter);
 	if (qr->client_timer != NULL)
 		event_free(qr->client_timer);
-	if (qr->client.transport == CLIENT_TCP)
-		tcpconn_release(qr->client.conn);
+	qr->client.ops->release(&qr->client);
 	free(qr);
 }
 
@@ -106,11 +99,11 @@ answer_from_cache(struct query *qr, uint64_t now)
 {
 	struct msg_reply_opts opts;
 	struct cache_result res;
-	uint8_t *out = worker_scratch(qr->w);
+	uint8_t *out = qr->ctx->scratch;
 
-	reply_opts(qr->w, &qr->q, qr->client.transport, &opts);
-	cache_lookup(worker_cache(qr->w), &qr->key, &qr->q, &opts, now, out,
-	    WORKER_SCRATCH_LEN, &res);
+	reply_opts(qr->ctx, &qr->q, qr->client.transport, &opts);
+	cache_lookup(qr->ctx->cache, &qr->key, &qr->q, &opts, now, out,
+	    sizeof(qr->ctx->scratch), &res);
 	if (res.state != CACHE_FRESH && res.state != CACHE_STALE)
 		return -1;
 	query_send(qr, res.state == CACHE_STALE ? METRICS_FROM_STALE :
@@ -153,7 +146,7 @@ client_timeout_cb(evutil_socket_t fd, short what, void *arg)
  * Returns 0 if q now waits, -1 if it could not (budget, memory).
  */
 static int
-query_wait(struct worker *w, const struct msg_query *q,
+query_wait(struct query_ctx *ctx, const struct msg_query *q,
     const struct cache_key *key, struct zone *zone, const struct client *c,
     uint64_t now, int64_t stale_wait)
 {
@@ -162,7 +155,7 @@ query_wait(struct worker *w, const struct msg_query *q,
 
 	if ((qr = calloc(1, sizeof(*qr))) == NULL)
 		return -1;
-	qr->w = w;
+	qr->ctx = ctx;
 	qr->client = *c;
 	qr->q = *q;
 	qr->key = *key;
@@ -171,23 +164,89 @@ query_wait(struct worker *w, const struct msg_query *q,
 		qr->waiter.setback = query_setback;
 		tv.tv_sec = stale_wait / 1000;
 		tv.tv_usec = (stale_wait % 1000) * 1000;
-		if ((qr->client_timer = evtimer_new(worker_base(w),
+		if ((qr->client_timer = evtimer_new(ctx->base,
 		    client_timeout_cb, qr)) == NULL ||
-		    evtimer_add(qr->client_timer, &tv) == -1) {
-			query_free(qr);
-			return -1;
-		}
+		    evtimer_add(qr->client_timer, &tv) == -1)
+			goto fail;
 	}
-	if (fetch_join(worker_fetches(w), key, q, worker_zones(w), zone, now,
-	    &qr->waiter) < 0) {
-		if (qr->client_timer != NULL)
-			event_free(qr->client_timer);
-		free(qr);
-		return -1;
-	}
-	if (c->transport == CLIENT_TCP)
-		tcpconn_hold(c->conn);
+	if (fetch_join(ctx->fetches, key, q, ctx->zones, zone, now,
+	    &qr->waiter) < 0)
+		goto fail;
+	c->ops->hold(c);
 	return 0;
+fail:
+	/* Not query_free: c was not held yet. */
+	if (qr->client_timer != NULL)
+		event_free(qr->client_timer);
+	free(qr);
+	return -1;
+}
+
+/* The forward zone of key's qname, or NULL if none. */
+static struct zone *
+query_zone(const struct query_ctx *ctx, const struct cache_key *key)
+{
+	const uint8_t *qname;
+	size_t len;
+
+	qname = cache_key_qname(key, &len);
+	return zone_find(ctx->zones, qname, len);
+}
+
+/*
+ * Resolve q (key) through zone in the background, for the cache alone;
+ * a fetch that this starts is a prefetch, and counted.
+ */
+static void
+query_refresh(struct query_ctx *ctx, const struct msg_query *q,
+    const struct cache_key *key, struct zone *zone, uint64_t now)
+{
+	if (zone != NULL && fetch_join(ctx->fetches, key, q, ctx->zones, zone,
+	    now, NULL) == 1)
+		ctx->metrics.prefetches++;
+}
+
+/* A client got fresh entry key (res): refresh it if prefetch says so. */
+static void
+query_prefetch(struct query_ctx *ctx, const struct msg_query *q,
+    const struct cache_key *key, const struct cache_result *res,
+    uint64_t now)
+{
+	struct zone *zone;
+
+	if (!ctx->conf->prefetch || !prefetch_may_be_due(res))
+		return;
+	zone = query_zone(ctx, key);
+	if (prefetch_due(res, zone))
+		query_refresh(ctx, q, key, zone, now);
+}
+
+/*
+ * r answered the SRV question of key: fetch the addresses of its targets
+ * that prefetch says are due, unless srv-prefetch-targets is off.
+ */
+static void
+query_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
+    const struct cache_key *key, uint64_t now)
+{
+	struct msg_query qs[PREFETCH_SRV_QUESTIONS];
+	struct cache_result res;
+	struct cache_key tkey;
+	struct zone *zone;
+	size_t i, n;
+
+	if (!ctx->conf->srv_prefetch_targets)
+		return;
+	n = prefetch_srv_questions(r, key, qs);
+	for (i = 0; i < n; i++) {
+		cache_key_make(ctx->cache, &qs[i].q, cache_key_do(key),
+		    cache_key_cd(key), &tkey);
+		cache_lookup(ctx->cache, &tkey, &qs[i], NULL, now, NULL, 0,
+		    &res);
+		zone = query_zone(ctx, &tkey);
+		if (prefetch_target_due(&res, zone))
+			query_refresh(ctx, &qs[i], &tkey, zone, now);
+	}
 }
 
 /*
@@ -197,16 +256,16 @@ query_wait(struct worker *w, const struct msg_query *q,
  * before it expired has not ended: the upstream is slow right now).
  */
 static int
-worth_waiting(struct worker *w, const struct cache_key *key,
+worth_waiting(struct query_ctx *ctx, const struct cache_key *key,
     const struct cache_result *res, const struct zone *zone)
 {
 	uint64_t started;
 
-	if (zone == NULL || worker_config(w)->client_timeout == 0 ||
+	if (zone == NULL || ctx->conf->client_timeout == 0 ||
 	    res->refresh_failed ||
 	    upstream_all_down(zone->upstreams, zone->n_upstreams))
 		return 0;
-	started = fetch_started(worker_fetches(w), key);
+	started = fetch_started(ctx->fetches, key);
 	return started == 0 || started >= res->expired_at;
 }
 
@@ -219,41 +278,40 @@ worth_waiting(struct worker *w, const struct cache_key *key,
  * the zone has come back since.
  */
 static enum query_status
-query_stale(struct worker *w, const struct msg_query *q,
+query_stale(struct query_ctx *ctx, const struct msg_query *q,
     const struct cache_key *key, const struct cache_result *res,
     const struct client *c, uint64_t now)
 {
 	struct zone *zone;
 
-	zone = zone_find(worker_zones(w), key->data, q->q.qname_len);
-	if (worth_waiting(w, key, res, zone) && query_wait(w, q, key, zone, c,
-	    now, worker_config(w)->client_timeout) == 0)
+	zone = query_zone(ctx, key);
+	if (worth_waiting(ctx, key, res, zone) && query_wait(ctx, q, key, zone,
+	    c, now, ctx->conf->client_timeout) == 0)
 		return QUERY_PENDING;
 	if (zone != NULL && (res->may_refresh || upstream_recovered(
 	    zone->upstreams, zone->n_upstreams, res->failed_at)))
-		(void)fetch_join(worker_fetches(w), key, q, worker_zones(w),
-		    zone, now, NULL);
+		(void)fetch_join(ctx->fetches, key, q, ctx->zones, zone, now,
+		    NULL);
 	return QUERY_ANSWERED;
 }
 
 /* A query with no usable entry: resolve it, or say why not. */
 static unsigned
-query_miss(struct worker *w, const struct msg_query *q,
+query_miss(struct query_ctx *ctx, const struct msg_query *q,
     const struct cache_key *key, const struct client *c, uint64_t now)
 {
 	struct zone *zone;
 
-	if ((zone = zone_find(worker_zones(w), key->data,
-	    q->q.qname_len)) == NULL)
+	if ((zone = query_zone(ctx, key)) == NULL)
 		return MSG_RCODE_REFUSED;
-	if (query_wait(w, q, key, zone, c, now, -1) == -1)
+	if (query_wait(ctx, q, key, zone, c, now, -1) == -1)
 		return MSG_RCODE_SERVFAIL;
 	return MSG_RCODE_NOERROR;
 }
 
 /* Parse pkt into *q; the rcode to answer with if it cannot be served. */
 static unsigned
-query_parse(struct worker *w, const uint8_t *pkt, size_t len,
+query_parse(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
     struct msg_query *q, int *drop)
 {
 	*drop = 0;
@@ -271,17 +329,17 @@ query_parse(struct worker *w, const uint8_t *pkt, size_t len,
 		break;
 	}
 	/* One of our loop probes come back: stop it here. */
-	if (fetch_loop_check(worker_fetches(w), q))
+	if (fetch_loop_check(ctx->fetches, q))
 		return MSG_RCODE_REFUSED;
 	return refusal(q);
 }
 
 enum query_status
-query_handle(struct worker *w, const uint8_t *pkt, size_t len,
+query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
     const struct client *c, uint64_t now, uint8_t *out, size_t cap,
     size_t *outlen)
 {
-	struct metrics *m = worker_metrics(w);
+	struct metrics *m = &ctx->metrics;
 	enum metrics_source source = METRICS_FROM_ERROR;
 	struct msg_reply_opts opts;
 	struct cache_result res;
@@ -290,14 +348,14 @@ query_handle(struct worker *w, const uint8_t *pkt, size_t len,
 	unsigned rcode;
 	int drop;
 
-	rcode = query_parse(w, pkt, len, &q, &drop);
+	rcode = query_parse(ctx, pkt, len, &q, &drop);
 	metrics_count_query(m, c->transport == CLIENT_UDP ? METRICS_UDP :
 	    METRICS_TCP, q.q.qname_len > 0 ? q.q.qtype : 0);
 	if (drop) {
 		m->dropped++;
 		return QUERY_DROPPED;
 	}
-	reply_opts(w, &q, c->transport, &opts);
+	reply_opts(ctx, &q, c->transport, &opts);
 	if (rcode != MSG_RCODE_NOERROR)
 		goto error;
 	/* RFC 6761 §6.3: localhost names never go upstream. */
@@ -305,38 +363,38 @@ query_handle(struct worker *w, const uint8_t *pkt, size_t len,
 		source = METRICS_FROM_LOCAL;
 		goto answered;
 	}
-	cache_key_make(worker_cache(w), &q.q, q.edns.do_bit,
+	cache_key_make(ctx->cache, &q.q, q.edns.do_bit,
 	    (q.flags & MSG_FLAG_CD) != 0, &key);
-	cache_lookup(worker_cache(w), &key, &q, &opts, now, out, cap, &res);
+	cache_lookup(ctx->cache, &key, &q, &opts, now, out, cap, &res);
 	m->cache_hits += res.state != CACHE_ABSENT;
 	m->cache_misses += res.state == CACHE_ABSENT;
 	switch (res.state) {
 	case CACHE_FRESH:
-		prefetch_maybe(w, &q, &key, &res, now);
+		query_prefetch(ctx, &q, &key, &res, now);
 		*outlen = res.len;
 		source = METRICS_FROM_CACHE;
 		goto answered;
 	case CACHE_STALE:
 		*outlen = res.len;
 		source = METRICS_FROM_STALE;
-		if (query_stale(w, &q, &key, &res, c, now) == QUERY_PENDING)
+		if (query_stale(ctx, &q, &key, &res, c, now) == QUERY_PENDING)
 			return QUERY_PENDING;
 		goto answered;
 	case CACHE_FAILED:
 		rcode = MSG_RCODE_SERVFAIL;
 		goto error;
 	case CACHE_ABSENT:
-		if ((rcode = query_miss(w, &q, &key, c, now)) ==
+		if ((rcode = query_miss(ctx, &q, &key, c, now)) ==
 		    MSG_RCODE_NOERROR)
 			return QUERY_PENDING;
 		goto error;
 	}
 error:
 	*outlen = msg_write_error(&q, rcode, &opts, out, cap);
-	count_answer(w, source, rcode, now, now);
+	count_answer(ctx, source, rcode, now, now);
 	return QUERY_ANSWERED;
 answered:
-	count_answer(w, source, out[3] & 0xf, now, now);
+	count_answer(ctx, source, out[3] & 0xf, now, now);
 	return QUERY_ANSWERED;
 }
 
@@ -346,18 +404,18 @@ answer_waiter(struct query *qr, const struct fetch_result *res,
     const struct cache_entry *e)
 {
 	struct msg_reply_opts opts;
-	uint8_t *out = worker_scratch(qr->w);
+	uint8_t *out = qr->ctx->scratch;
 	size_t len;
 
 	if (e == NULL && answer_from_cache(qr, res->now) == 0)
 		return;
-	reply_opts(qr->w, &qr->q, qr->client.transport, &opts);
+	reply_opts(qr->ctx, &qr->q, qr->client.transport, &opts);
 	if (e != NULL)
 		len = cache_entry_answer(e, &qr->q, &opts, res->now, out,
-		    WORKER_SCRATCH_LEN);
+		    sizeof(qr->ctx->scratch));
 	else
 		len = msg_write_error(&qr->q, MSG_RCODE_SERVFAIL, &opts, out,
-		    WORKER_SCRATCH_LEN);
+		    sizeof(qr->ctx->scratch));
 	query_send(qr, e != NULL ? METRICS_FROM_UPSTREAM : METRICS_FROM_ERROR,
 	    out, len, res->now);
 }
@@ -365,14 +423,14 @@ answer_waiter(struct query *qr, const struct fetch_result *res,
 void
 query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 {
-	struct worker *w = arg;
+	struct query_ctx *ctx = arg;
 	struct cache_entry *e = NULL;
 	struct fetch_waiter *wt;
 
 	if (res->outcome == FETCH_ANSWER)
-		e = cache_entry_new(worker_cache(w), res->r, res->now);
+		e = cache_entry_new(ctx->cache, res->r, res->now);
 	else if (res->outcome == FETCH_FAILED)
-		cache_refresh_failed(worker_cache(w), res->key, res->now);
+		cache_refresh_failed(ctx->cache, res->key, res->now);
 	while ((wt = fetch_take_waiter(f)) != NULL) {
 		if (res->outcome != FETCH_CANCELLED)
 			answer_waiter(QUERY_OF(wt), res, e);
@@ -381,6 +439,6 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 	if (e == NULL)
 		return;
 	if (cache_entry_kind(e) == CACHE_POSITIVE)
-		prefetch_srv_targets(w, res->r, res->key, res->now);
-	cache_insert(worker_cache(w), res->key, e);
+		query_srv_targets(ctx, res->r, res->key, res->now);
+	cache_insert(ctx->cache, res->key, e);
 }

@@ -10,19 +10,66 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "addr.h"
-#include "fetch.h"
+#include <event2/event.h>
 
-struct worker;
+#include "addr.h"
+#include "cache.h"
+#include "config.h"
+#include "fetch.h"
+#include "metrics.h"
+#include "msg.h"
+#include "zone.h"
+
 struct tcpconn;
+
+/* Room for any answer: msg_write_answer keeps within opts->limit, which is
+ * at most MSG_MAX_LEN (over TCP). */
+#define QUERY_ANSWER_MAX	MSG_MAX_LEN
+
+/*
+ * What queries are served with: one per worker (event loop), owned by it
+ * and passed down by pointer to its transports and queries, never global.
+ * Everything but the cache is the worker's alone; the cache may be shared
+ * by several workers.
+ */
+struct query_ctx {
+	struct event_base	*base;
+	const struct config	*conf;		/* borrowed; reload swaps it */
+	struct zone_table	*zones;		/* referenced */
+	struct cache		*cache;		/* borrowed, shared */
+	struct fetch_ctx	*fetches;	/* this loop's */
+	struct metrics		 metrics;	/* this loop's */
+	uint8_t			 scratch[QUERY_ANSWER_MAX]; /* query.c's:
+						 * an answer to a waiting
+						 * client */
+};
 
 enum client_transport {
 	CLIENT_UDP,
 	CLIENT_TCP
 };
 
-/* Where a query came from and how to send its answer back. */
+struct client;
+
+/* How a transport answers its clients; udp.c and tcpconn.c each have one. */
+struct client_ops {
+	/* Send one answer (len octets, at most QUERY_ANSWER_MAX) to c. */
+	void	(*send)(const struct client *c, const uint8_t *buf,
+		    size_t len);
+	/* c's query waits for a fetch: keep alive what answering it needs. */
+	void	(*hold)(const struct client *c);
+	/* That query has ended, answered or not. */
+	void	(*release)(const struct client *c);
+};
+
+/*
+ * Where a query came from and how to send its answer back. A query that
+ * waits keeps a copy, so the transport's state for answering is in it by
+ * value; query.c reads only ops and transport, the rest is the
+ * transport's.
+ */
 struct client {
+	const struct client_ops	*ops;
 	enum client_transport	 transport;
 	struct addr		 peer;
 	int			 fd;	/* UDP: the listening socket */
@@ -46,16 +93,18 @@ enum query_status {
  * answered FORMERR when the header can be read and dropped otherwise; other
  * opcodes get NOTIMP (RFC 1035 §4.1.1), EDNS versions above 0 BADVERS
  * (RFC 6891 §6.1.3). On QUERY_ANSWERED, *outlen octets of out (capacity
- * cap, at least MSG_MAX_LEN + 64) hold the answer. A pending TCP query
- * holds a reference on c->conn until it is answered.
+ * cap, at least QUERY_ANSWER_MAX) hold the answer. On QUERY_PENDING, the
+ * answer goes out later through c->ops->send, between c->ops->hold now
+ * and c->ops->release when the query ends.
  */
-enum query_status query_handle(struct worker *w, const uint8_t *pkt,
+enum query_status query_handle(struct query_ctx *ctx, const uint8_t *pkt,
 	    size_t len, const struct client *c, uint64_t now, uint8_t *out,
 	    size_t cap, size_t *outlen);
 
 /*
  * query_fetch_done: the fetch_done_fn of a worker's fetches: stores the
- * result in the cache and answers every waiting query. arg is the worker.
+ * result in the cache and answers every waiting query. arg is the
+ * worker's struct query_ctx.
  */
 void	query_fetch_done(struct fetch *f, const struct fetch_result *res,
 	    void *arg);

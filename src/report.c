@@ -11,6 +11,7 @@
 #include "fetch.h"
 #include "report.h"
 #include "upstream.h"
+#include "worker.h"
 #include "zone.h"
 
 /* A family with one unlabelled sample. */
@@ -123,7 +124,7 @@ report_fetches(const struct report *r, const struct metrics *m,
 {
 	struct fetch_stats fs;
 
-	fetch_stats(worker_fetches(r->worker), &fs);
+	fetch_stats(worker_context(r->worker)->fetches, &fs);
 	scalar(w, "dnsdamper_resolutions_total", "counter",
 	    "Resolutions started (cache misses, refreshes, prefetches).",
 	    (double)fs.started);
@@ -175,7 +176,7 @@ static const struct {
 static void
 report_upstream_stats(const struct report *r, const struct metrics_writer *w)
 {
-	struct zone_table *zt = worker_zones(r->worker);
+	struct zone_table *zt = worker_context(r->worker)->zones;
 	const struct upstream_stats *st;
 	const char *labels[4];
 	struct zone *z;
@@ -248,7 +249,7 @@ void
 report_metrics(const struct report *r, uint64_t stale_entries,
     const struct metrics_writer *w)
 {
-	const struct metrics *m = worker_metrics(r->worker);
+	const struct metrics *m = &worker_context(r->worker)->metrics;
 	const char *version[2] = { "version", PACKAGE_VERSION };
 
 	w->family(w->ctx, "dnsdamper_build_info", "gauge",
@@ -444,7 +445,8 @@ report_explain(const struct report *r, const char *name, uint16_t qtype,
 
 	if (explain_query(name, qtype, &q) == -1)
 		return -1;
-	z = zone_find(worker_zones(r->worker), q.q.qname, q.q.qname_len);
+	z = zone_find(worker_context(r->worker)->zones, q.q.qname,
+	    q.q.qname_len);
 	if (z != NULL && z->n_upstreams <= sizeof(order) / sizeof(order[0]))
 		n = upstream_order(z->upstreams, z->n_upstreams, z->policy,
 		    q.q.qname, q.q.qname_len, order);

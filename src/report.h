@@ -10,9 +10,9 @@
 
 #include "cache.h"
 #include "metrics.h"
-#include "worker.h"
 
 struct evbuffer;
+struct worker;
 
 enum report_format {
 	REPORT_JSON,
@@ -29,7 +29,7 @@ struct report {
 /*
  * report_metrics: every metric as of now, through writer w; the gauge of
  * stale entries is stale_entries, which the caller counted with
- * cache_stale_shard (a walk it may spread over turns of the event loop).
+ * cache_stale_slice (a walk it may spread over turns of the event loop).
  */
 void	report_metrics(const struct report *r, uint64_t stale_entries,
 	    const struct metrics_writer *w);

@@ -1,4 +1,4 @@
-/* resolvconf.c: the nameservers of resolv.conf minus our own addresses. */
+/* resolvconf.c: resolv.conf nameservers as upstreams, minus our own. */
 #include "autoconf.h"
 
 #include <sys/types.h>
@@ -13,8 +13,8 @@
 
 #include "addr.h"
 #include "config.h"
+#include "lex.h"
 #include "log.h"
-#include "parse.h"
 #include "resolvconf.h"
 
 /* The address of a `nameserver ADDR` line into *ns; 0 for other lines. */
@@ -118,9 +118,10 @@ resolvconf_why_self(const struct addr *ns, const struct addr *self,
 		if (addr_equal(ns, &self[i]))
 			return "it is our listen address";
 		/* 0.0.0.0 and :: mean this host to connect(2). */
-		if (addr_is_wildcard(ns) && addr_port(ns) == addr_port(&self[i]))
-			return "it is an unspecified address (this host) and we "
-			    "listen on";
+		if (addr_is_wildcard(ns) &&
+		    addr_port(ns) == addr_port(&self[i]))
+			return "it is an unspecified address (this host) and "
+			    "we listen on";
 		if (!addr_is_wildcard(&self[i]) ||
 		    addr_family(&self[i]) != addr_family(ns) ||
 		    addr_port(&self[i]) != addr_port(ns))
@@ -198,19 +199,6 @@ resolvconf_local(struct addr **all, size_t *n_all)
 	return 0;
 }
 
-const char *
-resolvconf_self(const struct addr *ns, const struct addr *self, size_t n_self,
-    const struct addr **mine)
-{
-	struct ifaddrs *ifa = resolvconf_ifaddrs(self, n_self);
-	const char *why;
-
-	why = resolvconf_why_self(ns, self, n_self, ifa, mine);
-	if (ifa != NULL)
-		freeifaddrs(ifa);
-	return why;
-}
-
 int
 resolvconf_read(const char *path, const struct addr *self, size_t n_self,
     struct addr **out, size_t *n_out)
@@ -222,7 +210,7 @@ resolvconf_read(const char *path, const struct addr *self, size_t n_self,
 
 	*out = NULL;
 	*n_out = 0;
-	if ((fp = parse_fopen(path)) == NULL)
+	if ((fp = lex_fopen(path)) == NULL)
 		return -1;
 	r = resolvconf_parse(path, fp, &all, &n_all);
 	saved = errno;
@@ -239,4 +227,85 @@ resolvconf_read(const char *path, const struct addr *self, size_t n_self,
 	else
 		*out = all;
 	return 0;
+}
+
+/* Why a query to ns would reach one of our listen addresses, or NULL. */
+static const char *
+resolvconf_self(const struct addr *ns, const struct addr *self, size_t n_self,
+    const struct addr **mine)
+{
+	struct ifaddrs *ifa = resolvconf_ifaddrs(self, n_self);
+	const char *why;
+
+	why = resolvconf_why_self(ns, self, n_self, ifa, mine);
+	if (ifa != NULL)
+		freeifaddrs(ifa);
+	return why;
+}
+
+/* An upstream that is one of our own listen addresses is a loop. */
+static void
+resolvconf_check_loop(const struct config *conf,
+    const struct config_forward *fw, const struct config_report *r)
+{
+	const struct addr *mine;
+	const char *why;
+	char up[ADDR_STRLEN], me[ADDR_STRLEN];
+	size_t i;
+
+	for (i = 0; i < fw->n_upstreams; i++) {
+		why = resolvconf_self(&fw->upstreams[i], conf->listen,
+		    conf->n_listen, &mine);
+		if (why == NULL)
+			continue;
+		config_error(r, &fw->where, NULL, "forward \"%s\": upstream %s "
+		    "would loop: %s %s", fw->zone,
+		    addr_format(&fw->upstreams[i], up, sizeof(up)), why,
+		    addr_format(mine, me, sizeof(me)));
+	}
+}
+
+/* Append the nameservers of conf->resolv_conf to fw's upstreams. */
+static void
+resolvconf_expand(const struct config *conf, struct config_forward *fw,
+    const struct config_report *r)
+{
+	struct addr *ns, *n;
+	size_t n_ns;
+
+	if (resolvconf_read(conf->resolv_conf, conf->listen, conf->n_listen,
+	    &ns, &n_ns) == -1) {
+		config_error(r, &fw->where, NULL, "forward \"%s\": cannot read "
+		    "%s: %s", fw->zone, conf->resolv_conf,
+		    lex_strerror(errno));
+		return;
+	}
+	if (n_ns == 0) {
+		config_error(r, &fw->where, NULL, "forward \"%s\": no usable "
+		    "nameserver in %s (all are our own listen addresses)",
+		    fw->zone, conf->resolv_conf);
+		return;
+	}
+	n = reallocarray(fw->upstreams, fw->n_upstreams + n_ns, sizeof(*n));
+	if (n == NULL) {
+		config_error(r, &fw->where, NULL, "out of memory");
+		free(ns);
+		return;
+	}
+	memcpy(n + fw->n_upstreams, ns, n_ns * sizeof(*ns));
+	fw->upstreams = n;
+	fw->n_upstreams += n_ns;
+	free(ns);
+}
+
+void
+resolvconf_apply(struct config *conf, const struct config_report *r)
+{
+	size_t i;
+
+	for (i = 0; i < conf->n_forwards; i++)
+		if (conf->forwards[i].use_resolv_conf)
+			resolvconf_expand(conf, &conf->forwards[i], r);
+		else
+			resolvconf_check_loop(conf, &conf->forwards[i], r);
 }

@@ -28,12 +28,15 @@ systemd_listen_fds(int **fds, char ***names)
 	*fds = NULL;
 	*names = NULL;
 	if ((n = sd_listen_fds_with_names(1, names)) <= 0) {
-		if (n < 0)
-			log_warnx("LISTEN_FDS: %s", strerror(-n));
-		return n;
+		if (n == 0)
+			return 0;
+		log_warnx("LISTEN_FDS: %s", strerror(-n));
+		return -1;
 	}
 	if ((*fds = calloc((size_t)n, sizeof(**fds))) == NULL) {
+		log_warnx("LISTEN_FDS: %s", strerror(ENOMEM));
 		systemd_listen_free(NULL, *names, n);
+		*names = NULL;
 		return -1;
 	}
 	for (i = 0; i < n; i++)
@@ -142,9 +145,9 @@ systemd_journal_attached(void)
 }
 
 void
-systemd_journal_write(int priority, const char *msg)
+systemd_journal_sink(enum log_level level, const char *msg)
 {
-	sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", priority,
+	sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", log_priority(level),
 	    "SYSLOG_IDENTIFIER=dnsdamper", NULL);
 }
 
@@ -213,9 +216,9 @@ systemd_journal_attached(void)
 }
 
 void
-systemd_journal_write(int priority, const char *msg)
+systemd_journal_sink(enum log_level level, const char *msg)
 {
-	(void)priority;
+	(void)level;
 	(void)msg;
 }
 

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "log.h"
+
 /* The name our listening sockets have in the file descriptor store. */
 #define SYSTEMD_FDNAME	"dnsdamper-listen"
 
@@ -18,8 +20,9 @@
  * systemd_listen_fds: the descriptors passed by the service manager
  * (LISTEN_FDS: socket activation, or our own fd store after a restart),
  * with their names (FileDescriptorName=, or SYSTEMD_FDNAME). Sets *fds
- * and *names (owned; free with systemd_listen_free) and returns how many,
- * 0 when none were passed, -1 on error (logged).
+ * and *names (owned by the caller; free with systemd_listen_free) and
+ * returns how many, 0 when none were passed (both NULL), or -1 with both
+ * NULL when LISTEN_FDS is malformed or memory runs out (logged).
  */
 int	systemd_listen_fds(int **fds, char ***names);
 
@@ -29,7 +32,8 @@ void	systemd_listen_free(int *fds, char **names, int n);
 /*
  * systemd_store_fds: replace our sockets in the file descriptor store
  * (FDSTORE=1, FDNAME=SYSTEMD_FDNAME) with fds (n), so that a restart gets
- * them back and drops no query. No-op unless NOTIFY_SOCKET is set.
+ * them back and drops no query (n 0: only remove them). No-op unless
+ * NOTIFY_SOCKET is set; a failed notification is logged, not returned.
  */
 void	systemd_store_fds(const int *fds, size_t n);
 
@@ -39,19 +43,26 @@ void	systemd_store_fds(const int *fds, size_t n);
  */
 void	systemd_ready(const char *status);
 
-/* systemd_reloading: RELOADING=1 and MONOTONIC_USEC (before a reload). */
+/*
+ * systemd_reloading: RELOADING=1 and MONOTONIC_USEC (CLOCK_MONOTONIC, in
+ * microseconds), before a reload; systemd_ready ends the reload. These and
+ * the notifications below log a failure and go on.
+ */
 void	systemd_reloading(void);
 
 /* systemd_stopping: STOPPING=1. */
 void	systemd_stopping(void);
 
-/* systemd_status: STATUS=status, a one-line summary. */
+/* systemd_status: STATUS=status, a one-line summary (borrowed). */
 void	systemd_status(const char *status);
 
-/* systemd_watchdog_ms: the WatchdogSec= interval in ms, 0 if none. */
+/*
+ * systemd_watchdog_ms: the WatchdogSec= interval in ms (WATCHDOG_USEC for
+ * our PID), 0 if none.
+ */
 uint64_t systemd_watchdog_ms(void);
 
-/* systemd_watchdog: WATCHDOG=1, from the event loop. */
+/* systemd_watchdog: WATCHDOG=1, sent from the event loop. */
 void	systemd_watchdog(void);
 
 /*
@@ -61,9 +72,11 @@ void	systemd_watchdog(void);
 int	systemd_journal_attached(void);
 
 /*
- * systemd_journal_write: one message to the journal with PRIORITY (syslog
- * level) and SYSLOG_IDENTIFIER fields.
+ * systemd_journal_sink: the log sink (log_set_sink) for the journal: msg
+ * (borrowed) as MESSAGE, with PRIORITY log_priority(level) and
+ * SYSLOG_IDENTIFIER dnsdamper. A message the journal does not take is
+ * lost, not retried.
  */
-void	systemd_journal_write(int priority, const char *msg);
+void	systemd_journal_sink(enum log_level level, const char *msg);
 
 #endif

@@ -18,7 +18,6 @@
 #include "msg.h"
 #include "query.h"
 #include "tcpconn.h"
-#include "worker.h"
 
 #define TCP_PIPELINE_MAX	64		/* queries pending per connection */
 #define TCP_OUTPUT_MAX		(1024 * 1024)	/* unread answers: a stuck client */
@@ -39,10 +38,11 @@ struct tcpconn {
 };
 
 struct tcp_server {
-	struct worker		*w;
+	struct query_ctx	*ctx;
 	struct evconnlistener	*listener;
 	struct event		*resume;	/* accept again after EMFILE */
 	LIST_HEAD(, tcpconn)	 conns;
+	uint8_t			 answer[QUERY_ANSWER_MAX]; /* one at a time */
 };
 
 static void
@@ -58,7 +58,7 @@ conn_close(struct tcpconn *c)
 	if (c->srv == NULL)
 		return;
 	LIST_REMOVE(c, entry);
-	worker_metrics(c->srv->w)->tcp_open--;
+	c->srv->ctx->metrics.tcp_open--;
 	c->srv = NULL;
 	bufferevent_free(c->bev);
 	c->bev = NULL;
@@ -89,16 +89,23 @@ conn_finish(struct tcpconn *c)
 	conn_maybe_close(c);
 }
 
-void
-tcpconn_hold(struct tcpconn *c)
+/* cl's query waits for a fetch: its connection must outlive it. */
+static void
+conn_hold(const struct client *cl)
 {
-	c->refs++;
-	c->pending++;
+	cl->conn->refs++;
+	cl->conn->pending++;
 }
 
-void
-tcpconn_release(struct tcpconn *c)
+/*
+ * cl's waiting query has ended; reading resumes if it was paused at the
+ * pipelining limit. May free the connection.
+ */
+static void
+conn_release(const struct client *cl)
 {
+	struct tcpconn *c = cl->conn;
+
 	c->pending--;
 	if (c->srv != NULL && c->closing)
 		conn_maybe_close(c);
@@ -110,8 +117,12 @@ tcpconn_release(struct tcpconn *c)
 	conn_unref(c);
 }
 
-void
-tcpconn_send(struct tcpconn *c, const uint8_t *buf, size_t len)
+/*
+ * Queue one answer (len octets, at most MSG_MAX_LEN) with its length
+ * prefix; dropped if c has closed meanwhile.
+ */
+static void
+conn_send(struct tcpconn *c, const uint8_t *buf, size_t len)
 {
 	uint8_t prefix[2] = { len >> 8, len & 0xff };
 	struct evbuffer *out;
@@ -128,22 +139,32 @@ tcpconn_send(struct tcpconn *c, const uint8_t *buf, size_t len)
 	evbuffer_add(out, buf, len);
 }
 
+static void
+client_send(const struct client *cl, const uint8_t *buf, size_t len)
+{
+	conn_send(cl->conn, buf, len);
+}
+
+static const struct client_ops tcp_ops = { client_send, conn_hold,
+    conn_release };
+
 /* Handle one framed message of len octets; 0 to go on, -1 to stop. */
 static int
 handle(struct tcpconn *c, const uint8_t *msg, size_t len, uint64_t now)
 {
-	struct worker *w = c->srv->w;
+	struct tcp_server *srv = c->srv;
 	struct client cl;
 	size_t outlen;
 
 	memset(&cl, 0, sizeof(cl));
+	cl.ops = &tcp_ops;
 	cl.transport = CLIENT_TCP;
 	cl.peer = c->peer;
 	cl.conn = c;
-	switch (query_handle(w, msg, len, &cl, now, worker_scratch(w),
-	    WORKER_SCRATCH_LEN, &outlen)) {
+	switch (query_handle(srv->ctx, msg, len, &cl, now, srv->answer,
+	    sizeof(srv->answer), &outlen)) {
 	case QUERY_ANSWERED:
-		tcpconn_send(c, worker_scratch(w), outlen);
+		conn_send(c, srv->answer, outlen);
 		break;
 	case QUERY_PENDING:
 		break;
@@ -162,7 +183,7 @@ handle(struct tcpconn *c, const uint8_t *msg, size_t len, uint64_t now)
 static void
 check_partial(struct tcpconn *c, struct evbuffer *in, uint64_t now)
 {
-	uint32_t idle = worker_config(c->srv->w)->tcp_idle_timeout;
+	uint32_t idle = c->srv->ctx->conf->tcp_idle_timeout;
 
 	if (evbuffer_get_length(in) == 0) {
 		c->partial_since = 0;
@@ -241,14 +262,14 @@ refuse(struct tcp_server *srv, int fd, uint32_t limit)
 	static uint64_t last_logged;
 	uint64_t now = clock_now_ms();
 
-	worker_metrics(srv->w)->tcp_refused++;
+	srv->ctx->metrics.tcp_refused++;
 	close(fd);
 	if (last_logged != 0 && now - last_logged < 60000)
 		return;
 	last_logged = now;
 	log_warnx("tcp-clients %u reached: refusing TCP connections "
 	    "(%llu so far)", limit,
-	    (unsigned long long)worker_metrics(srv->w)->tcp_refused);
+	    (unsigned long long)srv->ctx->metrics.tcp_refused);
 }
 
 static void
@@ -256,18 +277,18 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     int salen, void *arg)
 {
 	struct tcp_server *srv = arg;
-	const struct config *conf = worker_config(srv->w);
+	const struct config *conf = srv->ctx->conf;
 	struct timeval idle;
 	struct tcpconn *c;
 
 	(void)l;
 	/* tcp-clients bounds the worker, across all its listeners. */
-	if (worker_metrics(srv->w)->tcp_open >= conf->tcp_clients ||
+	if (srv->ctx->metrics.tcp_open >= conf->tcp_clients ||
 	    (c = calloc(1, sizeof(*c))) == NULL) {
 		refuse(srv, fd, conf->tcp_clients);
 		return;
 	}
-	c->bev = bufferevent_socket_new(worker_base(srv->w), fd,
+	c->bev = bufferevent_socket_new(srv->ctx->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
 	if (c->bev == NULL) {
 		close(fd);
@@ -278,8 +299,8 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	c->srv = srv;
 	c->refs = 1;
 	LIST_INSERT_HEAD(&srv->conns, c, entry);
-	worker_metrics(srv->w)->tcp_open++;
-	worker_metrics(srv->w)->tcp_accepted++;
+	srv->ctx->metrics.tcp_open++;
+	srv->ctx->metrics.tcp_accepted++;
 	idle.tv_sec = conf->tcp_idle_timeout / 1000;
 	idle.tv_usec = (conf->tcp_idle_timeout % 1000) * 1000;
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
@@ -313,17 +334,17 @@ accept_error_cb(struct evconnlistener *l, void *arg)
 }
 
 struct tcp_server *
-tcpconn_server_new(struct worker *w, int fd)
+tcpconn_server_new(struct query_ctx *ctx, int fd)
 {
 	struct tcp_server *srv;
 
 	if ((srv = calloc(1, sizeof(*srv))) == NULL)
 		return NULL;
-	srv->w = w;
+	srv->ctx = ctx;
 	LIST_INIT(&srv->conns);
-	srv->resume = evtimer_new(worker_base(w), resume_cb, srv);
+	srv->resume = evtimer_new(ctx->base, resume_cb, srv);
 	/* Not LEV_OPT_CLOSE_ON_FREE: the socket belongs to listen.c. */
-	srv->listener = evconnlistener_new(worker_base(w), accept_cb, srv, 0,
+	srv->listener = evconnlistener_new(ctx->base, accept_cb, srv, 0,
 	    -1, fd);
 	if (srv->resume == NULL || srv->listener == NULL) {
 		tcpconn_server_free(srv);

@@ -7,19 +7,15 @@
 #ifndef DNSDAMPER_TCPCONN_H
 #define DNSDAMPER_TCPCONN_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-struct worker;
+struct query_ctx;
 struct tcp_server;
-struct tcpconn;
 
 /*
  * tcpconn_server_new: accept connections on listening socket fd (owned by
- * the caller) in w's loop. Limits (tcp-clients, tcp-idle-timeout) are read
- * from w's current config at each accept. Returns NULL on error.
+ * the caller) in ctx's loop. Limits (tcp-clients, tcp-idle-timeout) are
+ * read from ctx's current config at each accept. Returns NULL on error.
  */
-struct tcp_server *tcpconn_server_new(struct worker *w, int fd);
+struct tcp_server *tcpconn_server_new(struct query_ctx *ctx, int fd);
 
 /*
  * tcpconn_server_free: stop accepting and close every connection of s.
@@ -27,20 +23,5 @@ struct tcp_server *tcpconn_server_new(struct worker *w, int fd);
  * release them.
  */
 void	tcpconn_server_free(struct tcp_server *s);
-
-/* tcpconn_hold: a query pending on c keeps it alive. */
-void	tcpconn_hold(struct tcpconn *c);
-
-/*
- * tcpconn_release: a pending query of c is finished; reading resumes if
- * it was paused at the pipelining limit. May free c.
- */
-void	tcpconn_release(struct tcpconn *c);
-
-/*
- * tcpconn_send: queue one answer (len octets, at most MSG_MAX_LEN) with its
- * length prefix. Silently dropped if the connection has closed meanwhile.
- */
-void	tcpconn_send(struct tcpconn *c, const uint8_t *buf, size_t len);
 
 #endif

@@ -307,3 +307,16 @@ upstream_all_down(struct upstream *const *pool, size_t n)
 			return 0;
 	return 1;
 }
+
+uint32_t
+upstream_best_rto(struct upstream *const *pool, size_t n)
+{
+	uint32_t best = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!pool[i]->down && (best == 0 ||
+		    upstream_rto(pool[i]) < best))
+			best = upstream_rto(pool[i]);
+	return best;
+}

@@ -165,6 +165,13 @@ size_t	upstream_order(struct upstream *const *pool, size_t n,
 /* upstream_all_down: 1 if no upstream of pool (n) is up and usable. */
 int	upstream_all_down(struct upstream *const *pool, size_t n);
 
+/*
+ * upstream_best_rto: the smallest retransmission timeout (ms, as
+ * upstream_rto) of the upstreams of pool (n) not marked down, or 0 if
+ * every one is down or n is 0.
+ */
+uint32_t upstream_best_rto(struct upstream *const *pool, size_t n);
+
 /* upstream_rendezvous_weight: hash policy weight of u for qname. */
 uint64_t upstream_rendezvous_weight(const struct upstream *u,
 	    const uint8_t *qname, size_t qname_len);

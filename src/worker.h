@@ -1,24 +1,20 @@
 /*
- * worker.h: one event loop: its listeners, its TCP clients, its fetches,
- * its counters, and the configuration and zones it currently serves.
+ * worker.h: one event loop: its listeners, its TCP clients, and the
+ * struct query_ctx its queries are served with (its fetches, its counters,
+ * the configuration and zones it currently serves, the shared cache).
  */
 #ifndef DNSDAMPER_WORKER_H
 #define DNSDAMPER_WORKER_H
 
 #include <stddef.h>
-#include <stdint.h>
 
 #include <event2/event.h>
 
 #include "cache.h"
 #include "config.h"
-#include "fetch.h"
 #include "listen.h"
-#include "metrics.h"
-#include "msg.h"
+#include "query.h"
 #include "zone.h"
-
-#define WORKER_SCRATCH_LEN	(MSG_MAX_LEN + 64)
 
 struct worker;
 
@@ -40,13 +36,10 @@ void	worker_reconfigure(struct worker *w, const struct config *conf,
 /* worker_free: cancel fetches, close clients, free. NULL is allowed. */
 void	worker_free(struct worker *w);
 
-/* Accessors for the files that serve a worker's sockets. */
-struct event_base *worker_base(struct worker *w);
-const struct config *worker_config(const struct worker *w);
-struct zone_table *worker_zones(struct worker *w);
-struct cache *worker_cache(struct worker *w);
-struct fetch_ctx *worker_fetches(struct worker *w);
-uint8_t	*worker_scratch(struct worker *w);
-struct metrics *worker_metrics(struct worker *w);
+/*
+ * worker_context: what w serves with, for reading its figures (metrics,
+ * fetch counters, current zones); valid until worker_free.
+ */
+const struct query_ctx *worker_context(const struct worker *w);
 
 #endif

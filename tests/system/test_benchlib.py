@@ -1,23 +1,28 @@
-"""The instruments of contrib/bench/fleet, checked on data worked out by
-hand: the per-second figures (benchlib/timeline.py) that say whether a
-fleet is in lockstep, and the fleet scenarios, which must be valid fault
-proxy schedules with the windows the figures are taken over. A benchmark
-that measured wrong would send the daemon's fleet work the wrong way."""
+"""The instruments of contrib/bench, checked on data worked out by hand:
+the per-second figures (benchlib/timeline.py) that say whether a fleet is
+in lockstep; the fleet scenarios, which must be valid fault proxy
+schedules with the windows the figures are taken over; dnsperf's report
+as throughput and perf read it; and the tuning hooks through which perf
+sizes the contestants every benchmark shares. A benchmark that measured
+wrong would send the daemon's work the wrong way."""
 
 import json
 import math
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from dnstest import daemon
 from faultproxy import driver
 
 TOP = Path(__file__).resolve().parents[2]
 BENCH = TOP / "contrib" / "bench"
 sys.path.insert(0, str(BENCH))
 
+from benchlib import contestants, dnsperf, perfcontestants  # noqa: E402
 from benchlib import scenario, timeline as tl  # noqa: E402
 
 FLEET_SCENARIOS = sorted((BENCH / "scenarios" / "fleet").glob("*.json"))
@@ -83,3 +88,81 @@ def test_fleet_scenario_is_a_schedule_with_windows(path, tmp_path):
     assert r.returncode == 0, r.stderr
     phases = json.loads(r.stdout)["schedule"]["phases"]
     assert phases[0]["name"] == "setup" and phases[0]["end"] == 3
+
+
+# dnsperf 2.x's report (the lines it prints after "Statistics:")
+DNSPERF_REPORT = """\
+  Queries sent:         2000
+  Queries completed:    1990 (99.50%)
+  Queries lost:         10 (0.50%)
+
+  Response codes:       NOERROR 1910 (95.98%), SERVFAIL 80 (4.02%)
+  Average packet size:  request 36, response 79
+  Run time (s):         2.000130
+  Queries per second:   994.935329
+
+  Average Latency (s):  0.001862 (min 0.000033, max 0.021290)
+  Latency StdDev (s):   0.001081
+"""
+
+
+def test_dnsperf_report():
+    r = dnsperf.parse(DNSPERF_REPORT)
+    assert r.qps == pytest.approx(994.935329)
+    assert r.mean_ms == pytest.approx(1.862)        # 0.001862 s
+    assert r.sd_ms == pytest.approx(1.081)
+    assert (r.completed, r.lost) == (1990, 10)
+    assert r.rcodes == {"NOERROR": 1910, "SERVFAIL": 80}
+    assert sum(r.rcodes.values()) == r.completed
+    with pytest.raises(RuntimeError, match="Queries per second"):
+        dnsperf.parse(DNSPERF_REPORT.replace("Queries per second", "-"))
+
+
+def bench_args(**kw):
+    return SimpleNamespace(dnsdamper=str(daemon.binary_path()),
+                           verbose_daemon=False, **kw)
+
+
+def configured(c, port=5300, upstream_port=5301):
+    c.port, c.upstream_port = port, upstream_port
+    return c
+
+
+def test_unbound_tuning_goes_into_server(tmp_path):
+    """perf's unbound is resonance's with three server: lines more, and
+    resonance's has no empty line where the tuning goes."""
+    plain = configured(contestants.Unbound(tmp_path, bench_args()))
+    tuned = configured(perfcontestants.Unbound(tmp_path, bench_args(), 2))
+    assert tuned.name == "unbound-2"
+    text = plain.config()
+    assert "\n\n" not in text
+    lines = "\tnum-threads: 2\n\tmsg-cache-size: 1g\n\trrset-cache-size: 2g\n"
+    server = tuned.config().split("remote-control:")[0]
+    assert lines in server
+    assert tuned.config().replace(lines, "") == text
+
+
+def test_dnsmasq_tuning_sizes_the_cache(tmp_path):
+    plain = configured(contestants.Dnsmasq(tmp_path, bench_args())).argv()
+    tuned = configured(perfcontestants.Dnsmasq(tmp_path, bench_args())).argv()
+    assert plain[-1] == "--cache-size=10000"
+    assert tuned == plain[:-1] + ["--cache-size=3000000"]
+    assert "--server=127.0.0.1#5301" in plain and "--port=5300" in plain
+
+
+def test_dnsdamper_tuning_is_accepted(tmp_path):
+    """perf's dnsdamper: resonance's configuration with cache-size 2g (and
+    threads where the build takes `threads 2`) before the forward, and the
+    daemon's -t accepts it (configure() raises if not)."""
+    plain = configured(contestants.Dnsdamper(tmp_path / "p", bench_args()))
+    no_threads = perfcontestants.dnsdamper_threads(daemon.binary_path(),
+                                                   tmp_path)
+    tuned = configured(perfcontestants.Dnsdamper(
+        tmp_path / "t", bench_args(no_threads=no_threads), 1))
+    plain.configure()
+    tuned.configure()
+    want = ["cache-size 2g"] + ([] if no_threads else ["threads 1"])
+    p = plain.conf.read_text().replace(str(plain.dir), "DIR").splitlines()
+    t = tuned.conf.read_text().replace(str(tuned.dir), "DIR").splitlines()
+    assert t == p[:-1] + want + p[-1:]
+    assert p[-1] == "forward . { upstream 127.0.0.1:5301 }"

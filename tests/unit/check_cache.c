@@ -12,6 +12,7 @@
 #include "cache.h"
 #include "check_main.h"
 #include "msg.h"
+#include "testcache.h"
 #include "testpkt.h"
 
 #define T0	1000000		/* an arbitrary "now" at insertion, ms */
@@ -465,6 +466,174 @@ START_TEST(key_fold_and_bits)
 }
 END_TEST
 
+/* The key gives back its question, folded, and the bits it was made with. */
+START_TEST(key_parts)
+{
+	static const uint8_t folded[] = "\3www\7example";
+	struct testpkt t = testpkt_query("WWW.Example.", LDNS_RR_TYPE_SRV,
+	    LDNS_RD, 0, 0);
+	struct cache *c = cache_new(1 << 20, &limits);
+	struct msg_question back;
+	struct cache_key key;
+	struct msg_query q;
+	const uint8_t *qname;
+	size_t len;
+	int bits;
+
+	ck_assert_int_eq(msg_parse_query(t.wire, t.len, &q), MSG_PARSE_OK);
+	for (bits = 0; bits < 4; bits++) {
+		cache_key_make(c, &q.q, bits & 1, (bits & 2) != 0, &key);
+		/* 3 www 7 example 0: 13 octets, the root label included. */
+		qname = cache_key_qname(&key, &len);
+		ck_assert_uint_eq(len, 13);
+		ck_assert_mem_eq(qname, folded, 13);
+		memset(&back, 0xff, sizeof(back));
+		cache_key_question(&key, &back);
+		ck_assert_uint_eq(back.qname_len, 13);
+		ck_assert_mem_eq(back.qname, folded, 13);
+		ck_assert_uint_eq(back.qtype, 33);	/* SRV */
+		ck_assert_uint_eq(back.qclass, 1);	/* IN */
+		ck_assert_int_eq(cache_key_do(&key), bits & 1);
+		ck_assert_int_eq(cache_key_cd(&key), (bits & 2) != 0);
+	}
+	cache_free(c);
+	testpkt_free(&t);
+}
+END_TEST
+
+/* What a walk showed of one entry, copied out of the callback. */
+struct seen {
+	struct cache_key	key;
+	struct cache_record	rec;
+	uint32_t		ttls[8];
+	uint8_t			wire[512];
+};
+
+/* A walk's failure entries and answers, one of each at most. */
+struct seen_all {
+	struct seen	failure, answer;
+	int		failures, answers;
+};
+
+static void
+see(const struct cache_record *rec, void *arg)
+{
+	struct seen_all *all = arg;
+	int failure = rec->kind == CACHE_FAILURE;
+	struct seen *s = failure ? &all->failure : &all->answer;
+
+	ck_assert_int_eq(failure ? all->failures++ : all->answers++, 0);
+	ck_assert_uint_le(rec->n_ttls, 8);
+	ck_assert_uint_le(rec->wire_len, sizeof(s->wire));
+	s->key = *rec->key;
+	s->rec = *rec;
+	s->rec.key = &s->key;
+	memcpy(s->ttls, rec->ttls, rec->n_ttls * sizeof(*rec->ttls));
+	s->rec.ttls = s->ttls;
+	if (rec->wire != NULL) {
+		memcpy(s->wire, rec->wire, rec->wire_len);
+		s->rec.wire = s->wire;
+	}
+}
+
+/*
+ * A record walked out of one cache goes into another on another clock,
+ * keeping its age, TTLs and failed refresh; bad records are refused.
+ */
+START_TEST(walk_and_import)
+{
+	struct cache_limits lim = limits;
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct cache_result res;
+	struct seen_all all;
+	struct cache_record rec;
+	struct cache_key other;
+	struct fixture fx;
+	struct cache *b;
+	const uint64_t t1 = 50000000;	/* the other cache's "now" */
+	unsigned i;
+
+	lim.stale_max_age = 3600;
+	fx_init(&fx, &lim);
+	store(&fx, testpkt_response("www.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|www.example. 300 IN A 192.0.2.1", NULL), "www.example.",
+	    LDNS_RR_TYPE_A);
+	cache_refresh_failed(fx.c, &fx.key, T0 + 1000);
+	ck_assert_ptr_nonnull(b = cache_new(1 << 20, &lim));
+	testcache_key(fx.c, "bad.example.", LDNS_RR_TYPE_A, &other);
+	cache_refresh_failed(fx.c, &other, T0 + 1000);
+
+	/* 5 s after it was stored, 4 s after its refresh failed. */
+	memset(&all, 0, sizeof(all));
+	for (i = 0; i < cache_slices(fx.c); i++)
+		cache_walk_slice(fx.c, i, T0 + 5000, see, &all);
+	ck_assert_int_eq(all.failures, 1);
+	ck_assert_int_eq(all.answers, 1);
+	ck_assert_ptr_null(all.failure.rec.wire);
+	/* RFC 9520: 1 s of its 5 s failure-ttl gone. */
+	ck_assert_uint_eq(all.failure.rec.age, 4000);
+	ck_assert_uint_eq(all.failure.rec.ttl, 5);
+	ck_assert_int_eq(cache_import(b, &all.failure.rec, t1), -1);
+	rec = all.answer.rec;
+	ck_assert_int_eq(rec.kind, CACHE_POSITIVE);
+	ck_assert_uint_eq(rec.age, 5000);
+	ck_assert_uint_eq(rec.ttl, 300);
+	ck_assert_uint_eq(rec.failed_age, 4000);
+	ck_assert_uint_eq(rec.n_ttls, 1);
+	ck_assert_uint_eq(rec.ttls[0], 300);
+	ck_assert_mem_eq(rec.key->data, fx.key.data, fx.key.len);
+
+	/* Under another name's key, or too old by now: refused. */
+	testcache_key(b, "other.example.", LDNS_RR_TYPE_A, &other);
+	rec.key = &other;
+	ck_assert_int_eq(cache_import(b, &rec, t1), -1);
+	rec = all.answer.rec;
+	rec.age = (300 + 3600) * 1000;
+	ck_assert_int_eq(cache_import(b, &rec, t1), -1);
+
+	/* At t1 in b it is 5 s old: TTL 295, its failure 4 s ago. */
+	ck_assert_int_eq(cache_import(b, &all.answer.rec, t1), 0);
+	cache_key_make(b, &fx.q.q, 0, 0, &other);
+	cache_lookup(b, &other, &fx.q, &opts, t1, out, sizeof(out), &res);
+	ck_assert_int_eq(res.state, CACHE_FRESH);
+	ck_assert_uint_eq(res.expires_in, 295000);
+	ck_assert(res.refresh_failed);
+	ck_assert_uint_eq(res.failed_at, t1 - 4000);
+	cache_free(b);
+	fx_fini(&fx);
+}
+END_TEST
+
+START_TEST(key_load)
+{
+	static const uint8_t good[] = "\3www\7example\0\0\1\0\1\1";
+	static const uint8_t pointer[] = "\3www\300\0\0\1\0\1\0";
+	static const uint8_t overrun[] = "\3www\11example\0\0\1\0\1\0";
+	struct cache *c = cache_new(1 << 20, &limits);
+	struct cache_key key, made;
+	struct msg_question q;
+	size_t len;
+
+	/* www.example. A IN with DO: as cache_key_make makes it. */
+	ck_assert_int_eq(cache_key_load(c, good, sizeof(good) - 1, &key), 0);
+	cache_key_question(&key, &q);
+	cache_key_make(c, &q, 1, 0, &made);
+	ck_assert_uint_eq(key.len, made.len);
+	ck_assert_mem_eq(key.data, made.data, made.len);
+	ck_assert_uint_eq(key.hash, made.hash);
+	ck_assert_ptr_nonnull(cache_key_qname(&key, &len));
+	ck_assert_uint_eq(len, 13);
+	/* Too short for qtype, qclass and bits after the root. */
+	ck_assert_int_eq(cache_key_load(c, good, 5, &key), -1);
+	/* Compressed, or a label running into the tail: not a key. */
+	ck_assert_int_eq(cache_key_load(c, pointer, sizeof(pointer) - 1,
+	    &key), -1);
+	ck_assert_int_eq(cache_key_load(c, overrun, sizeof(overrun) - 1,
+	    &key), -1);
+	cache_free(c);
+}
+END_TEST
+
 START_TEST(bounded_under_flood)
 {
 	struct cache *c = cache_new(256 * 1024, &limits);
@@ -519,6 +688,9 @@ cache_suite(void)
 	tcase_add_test(tc, stale_refresh_failure);
 	tcase_add_test(tc, prefetch_failure_marks_fresh);
 	tcase_add_test(tc, key_fold_and_bits);
+	tcase_add_test(tc, key_parts);
+	tcase_add_test(tc, key_load);
+	tcase_add_test(tc, walk_and_import);
 	tcase_add_test(tc, bounded_under_flood);
 	suite_add_tcase(s, tc);
 	return s;

@@ -16,11 +16,11 @@
 #include "config.h"
 #include "log.h"
 #include "parse.h"
+#include "printconf.h"
 #include "resolvconf.h"
 #include "testutil.h"
 
-static char test_dir[TESTUTIL_PATH_MAX];
-static char test_old_cwd[TESTUTIL_PATH_MAX];
+static struct testutil_workdir test_dir;
 
 /*
  * Each test runs in a fresh directory, so file names in messages are short.
@@ -30,19 +30,16 @@ static void
 setup(void)
 {
 	log_init("check_config", LOG_LEVEL_WARN);
-	ck_assert_ptr_nonnull(getcwd(test_old_cwd, sizeof(test_old_cwd)));
-	testutil_tmpdir(test_dir, sizeof(test_dir));
-	ck_assert_int_eq(chdir(test_dir), 0);
+	testutil_workdir_enter(&test_dir);
 }
 
 static void
 teardown(void)
 {
-	ck_assert_int_eq(chdir(test_old_cwd), 0);
-	testutil_rmtree(test_dir);
+	testutil_workdir_leave(&test_dir);
 }
 
-/* Load the file path; returns config_load's result, its errors in *errs. */
+/* Load the file path; returns parse_load's result, its errors in *errs. */
 static int
 load_file(const char *path, struct config *conf, char **errs)
 {
@@ -50,7 +47,7 @@ load_file(const char *path, struct config *conf, char **errs)
 	int r;
 
 	testutil_capture_start(&c);
-	r = config_load(path, conf, c.fp);
+	r = parse_load(path, conf, c.fp);
 	testutil_capture_end(&c);
 	*errs = c.text;
 	return r;
@@ -161,6 +158,9 @@ START_TEST(test_defaults)
 	struct config conf;
 
 	ck_assert_int_eq(config_defaults(&conf), 0);
+	ck_assert_uint_eq(conf.n_listen, 0);
+	ck_assert_uint_eq(conf.n_forwards, 0);
+	ck_assert_int_eq(config_implicit(&conf, CONFIG_BUILTIN), 0);
 	ck_assert_ptr_null(conf.source);
 	ck_assert_str_eq(conf.resolv_conf, "/etc/resolv.conf");
 	ck_assert_uint_eq(conf.cache_size, 64 * 1024 * 1024);
@@ -878,7 +878,7 @@ START_TEST(test_print_canonical)
 	    "resolv-conf resolv.conf\n"
 	    "listen [::1]:5300\n", &conf);
 	testutil_capture_start(&c);
-	config_print(&conf, c.fp);
+	printconf_write(&conf, c.fp);
 	ck_assert_str_eq(testutil_capture_end(&c),
 	    "resolv-conf resolv.conf\n"
 	    "cache-size 1536k\n"
@@ -961,14 +961,14 @@ START_TEST(test_print_round_trip)
 	    "forward 10.in-addr.arpa { upstream [2001:db8::1]:53 }\n"
 	    "forward Lab.Corp.Example. { upstream resolv.conf }\n", &a);
 	testutil_capture_start(&c1);
-	config_print(&a, c1.fp);
+	printconf_write(&a, c1.fp);
 	testutil_write(NULL, "printed.conf", testutil_capture_end(&c1));
 	ck_assert_int_eq(load_file("printed.conf", &b, &errs), 0);
 	ck_assert_str_eq(errs, "");
 	free(errs);
 	assert_config_equal(&a, &b);
 	testutil_capture_start(&c2);
-	config_print(&b, c2.fp);
+	printconf_write(&b, c2.fp);
 	ck_assert_str_eq(testutil_capture_end(&c2), c1.text);
 	testutil_capture_free(&c1);
 	testutil_capture_free(&c2);
@@ -979,7 +979,7 @@ START_TEST(test_print_round_trip)
 	testutil_write(NULL, "resolv.conf", "nameserver 192.0.2.1\n");
 	load_ok("resolv-conf resolv.conf\n", &a);
 	testutil_capture_start(&c1);
-	config_print(&a, c1.fp);
+	printconf_write(&a, c1.fp);
 	testutil_write(NULL, "printed.conf", testutil_capture_end(&c1));
 	testutil_capture_free(&c1);
 	ck_assert_int_eq(load_file("printed.conf", &b, &errs), 0);
@@ -999,6 +999,200 @@ START_TEST(test_quoted_strings)
 	load_ok("resolv-conf \"a#b;{c}\\\"d\\\\\" # a comment\n", &conf);
 	ck_assert_str_eq(conf.resolv_conf, "a#b;{c}\"d\\");
 	ck_assert_uint_eq(conf.forwards[0].n_upstreams, 1);
+	config_free(&conf);
+}
+END_TEST
+
+/* Every default is a value its directive's table entry accepts. */
+static void
+assert_defaults_valid(const struct parse_directive *table, const void *base)
+{
+	const struct parse_directive *d;
+	const struct config_name *n;
+	const char *str;
+	uint64_t v;
+
+	for (d = table; d->name != NULL; d++) {
+		if (d->kind == PARSE_SPECIAL)
+			continue;
+		if (d->kind == PARSE_STRING) {
+			str = *(char *const *)((const char *)base + d->offset);
+			ck_assert_msg(str != NULL && *str != '\0',
+			    "%s has no default", d->name);
+			continue;
+		}
+		v = parse_get(d, base, d->offset);
+		if (d->kind == PARSE_ENUM) {
+			for (n = d->names; n->name != NULL; n++)
+				if ((uint64_t)n->value == v)
+					break;
+			ck_assert_msg(n->name != NULL, "%s: %llu has no name",
+			    d->name, (unsigned long long)v);
+			continue;
+		}
+		ck_assert_msg(v >= d->min && v <= d->max, "%s: %llu is out of "
+		    "range", d->name, (unsigned long long)v);
+		if (d->flags & PARSE_PAIR)
+			ck_assert_msg(parse_get(d, base, d->offset_max) >= v &&
+			    parse_get(d, base, d->offset_max) <= d->max,
+			    "%s: maximum out of range", d->name);
+	}
+}
+
+/* The defaults live in config.c, the ranges in parse.c: they agree. */
+START_TEST(test_defaults_in_range)
+{
+	struct config conf;
+	struct config_forward fw;
+
+	ck_assert_int_eq(config_defaults(&conf), 0);
+	assert_defaults_valid(parse_top, &conf);
+	config_free(&conf);
+	config_forward_defaults(&fw);
+	assert_defaults_valid(parse_forward_block, &fw);
+	config_forward_free(&fw);
+}
+END_TEST
+
+/* A report that writes "file:line msg" or "[directive] msg" lines. */
+static void __attribute__((format(printf, 4, 0)))
+record_error(void *arg, const struct config_where *where,
+    const char *directive, const char *fmt, va_list ap)
+{
+	FILE *fp = arg;
+
+	if (where != NULL)
+		fprintf(fp, "%s:%d ", where->file, where->line);
+	else {
+		/* The reader looks the name up in its table. */
+		ck_assert_ptr_nonnull(parse_lookup(parse_top, directive));
+		fprintf(fp, "[%s] ", directive);
+	}
+	vfprintf(fp, fmt, ap);
+	fputc('\n', fp);
+}
+
+/* Report into c: r as a reader would fill it, recording what it gets. */
+static void
+record_start(struct testutil_capture *c, struct config_report *r)
+{
+	testutil_capture_start(c);
+	r->error = record_error;
+	r->arg = c->fp;
+}
+
+/* A forward for zone at t.conf:line, its upstreams from addrs (or none). */
+static void
+add_forward(struct config *conf, const char *zone, int line,
+    const char *const *addrs, uint32_t max_inflight)
+{
+	struct config_forward fw;
+	struct addr a;
+	const char *errstr;
+
+	config_forward_defaults(&fw);
+	ck_assert_ptr_nonnull(fw.zone = strdup(zone));
+	ck_assert_ptr_nonnull(fw.where.file = strdup("t.conf"));
+	fw.where.line = line;
+	fw.max_inflight = max_inflight;
+	fw.use_resolv_conf = addrs == NULL;
+	for (; addrs != NULL && *addrs != NULL; addrs++) {
+		ck_assert_int_eq(addr_parse(*addrs, 53, &a, &errstr), 0);
+		ck_assert_int_eq(config_add_addr(&fw.upstreams,
+		    &fw.n_upstreams, &a), 0);
+	}
+	ck_assert_int_eq(config_add_forward(conf, &fw), 0);
+}
+
+/* Replace a string directive's value, as a reader would. */
+static void
+set_str(char **field, const char *value)
+{
+	free(*field);
+	ck_assert_ptr_nonnull(*field = strdup(value));
+}
+
+/*
+ * config_validate without the parser: it names the forward's where or the
+ * directive, and the reader places the message.
+ */
+START_TEST(test_validate_report)
+{
+	static const char *const up[] = { "192.0.2.1", NULL };
+	struct config conf;
+	struct config_report r;
+	struct testutil_capture c;
+
+	ck_assert_int_eq(config_defaults(&conf), 0);
+	conf.max_inflight = 10;
+	add_forward(&conf, "a.", 4, up, 6);
+	add_forward(&conf, "b.", 7, up, 5);
+	ck_assert_int_eq(config_implicit(&conf, "t.conf"), 0);
+	set_str(&conf.control_mode_str, "0999");
+	set_str(&conf.metrics_listen_str, "::1");
+	record_start(&c, &r);
+	config_validate(&conf, &r);
+	/* At b., 6 + 5 is more than 10, before "." (implied, last) counts. */
+	ck_assert_str_eq(testutil_capture_end(&c),
+	    "t.conf:7 forward \"b.\": max-inflight 5: the zones would need "
+	    "11 of max-inflight 10\n"
+	    "[control-mode] control-mode: \"0999\" is not an octal mode from "
+	    "0 to 0777\n");
+	testutil_capture_free(&c);
+	/* A valid value is stored, and its string made canonical. */
+	assert_addr(&conf.metrics_listen, "[::1]:9153");
+	ck_assert_str_eq(conf.metrics_listen_str, "[::1]:9153");
+
+	/* 6 + 3 leaves 1 for ".". */
+	set_str(&conf.control_mode_str, "600");
+	conf.forwards[1].max_inflight = 3;
+	record_start(&c, &r);
+	config_validate(&conf, &r);
+	ck_assert_str_eq(testutil_capture_end(&c), "");
+	testutil_capture_free(&c);
+	ck_assert_uint_eq(conf.control_mode, 0600);
+	ck_assert_str_eq(conf.control_mode_str, "0600");
+	config_free(&conf);
+}
+END_TEST
+
+/* resolvconf_apply without the parser: errors at the forward's where. */
+START_TEST(test_resolvconf_apply)
+{
+	static const char *const loop[] = { "192.0.2.1", "127.0.0.1", NULL };
+	struct config conf;
+	struct config_report r;
+	struct testutil_capture c;
+	const struct config_forward *fw;
+
+	testutil_write(NULL, "resolv.conf", "nameserver 127.0.0.1\n"
+	    "nameserver 192.0.2.53\n");
+	ck_assert_int_eq(config_defaults(&conf), 0);
+	set_str(&conf.resolv_conf, "resolv.conf");
+	add_forward(&conf, "a.", 2, loop, 0);
+	ck_assert_int_eq(config_implicit(&conf, "t.conf"), 0);
+	record_start(&c, &r);
+	resolvconf_apply(&conf, &r);
+	ck_assert_str_eq(testutil_capture_end(&c),
+	    "t.conf:2 forward \"a.\": upstream 127.0.0.1:53 would loop: it "
+	    "is our listen address 127.0.0.1:53\n");
+	testutil_capture_free(&c);
+	/* The implied forward got resolv.conf's nameservers but our own. */
+	fw = find_forward(&conf, ".");
+	ck_assert_uint_eq(fw->n_upstreams, 1);
+	assert_addr(&fw->upstreams[0], "192.0.2.53:53");
+
+	/* Again with "." as it was, and resolv.conf gone. */
+	set_str(&conf.resolv_conf, "nope.conf");
+	conf.forwards[1].n_upstreams = 0;
+	record_start(&c, &r);
+	resolvconf_apply(&conf, &r);
+	ck_assert_str_eq(testutil_capture_end(&c),
+	    "t.conf:2 forward \"a.\": upstream 127.0.0.1:53 would loop: it "
+	    "is our listen address 127.0.0.1:53\n"
+	    "t.conf:0 forward \".\": cannot read nope.conf: No such file or "
+	    "directory\n");
+	testutil_capture_free(&c);
 	config_free(&conf);
 }
 END_TEST
@@ -1033,6 +1227,9 @@ config_suite(void)
 	tcase_add_test(tc, test_print_canonical);
 	tcase_add_test(tc, test_print_round_trip);
 	tcase_add_test(tc, test_quoted_strings);
+	tcase_add_test(tc, test_defaults_in_range);
+	tcase_add_test(tc, test_validate_report);
+	tcase_add_test(tc, test_resolvconf_apply);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -110,4 +110,31 @@ testutil_capture_free(struct testutil_capture *c)
 	c->text = NULL;
 }
 
+/* A fresh directory to work in, and the one to go back to. */
+struct testutil_workdir {
+	char	dir[TESTUTIL_PATH_MAX];
+	char	old_cwd[TESTUTIL_PATH_MAX];
+};
+
+/*
+ * testutil_workdir_enter: create a fresh directory (testutil_tmpdir) and
+ * make it the working directory, so that file names stay short. Fails the
+ * test on error.
+ */
+static inline void
+testutil_workdir_enter(struct testutil_workdir *w)
+{
+	ck_assert_ptr_nonnull(getcwd(w->old_cwd, sizeof(w->old_cwd)));
+	testutil_tmpdir(w->dir, sizeof(w->dir));
+	ck_assert_int_eq(chdir(w->dir), 0);
+}
+
+/* testutil_workdir_leave: go back, and remove the directory whole. */
+static inline void
+testutil_workdir_leave(struct testutil_workdir *w)
+{
+	ck_assert_int_eq(chdir(w->old_cwd), 0);
+	testutil_rmtree(w->dir);
+}
+
 #endif

@@ -11,7 +11,11 @@ restart() restarts one as its service manager would: dnsdamper with a
 NotifySocket as systemd does with FileDescriptorStoreMax= (the listening
 sockets kept in the store and passed back, the cache file written at stop
 and read at start); the others with a plain stop and start, their port
-closed in between."""
+closed in between.
+
+A benchmark sizes one for its load by overriding tuning() (defaults
+here), and runs it under another command (taskset, valgrind) by setting
+prefix."""
 
 import os
 import pwd
@@ -28,7 +32,7 @@ from dnstest import ports, proc
 from dnstest.named import BindServer
 from dnstest.sdnotify import wrapper
 
-from . import cpu
+from . import usage
 
 LOOPBACK = ports.LOOPBACK
 FDNAME = "dnsdamper-listen"     # the daemon's name for its stored sockets
@@ -36,8 +40,9 @@ FDNAME = "dnsdamper-listen"     # the daemon's name for its stored sockets
 
 class Contestant:
     """One forwarder under test on host (a loopback address). start()
-    returns the port the clients query; restart() stops and starts it
-    again on that port; stop() ends what start() started, by PID."""
+    returns the port the clients query; wait_ready() waits until it
+    answers; restart() stops and starts it again on that port; stop()
+    ends what start() started, by PID."""
 
     name = "?"
 
@@ -51,6 +56,7 @@ class Contestant:
         self.upstream_port = None
         self.generation = 0         # restarts so far
         self.cpu_before = 0.0       # CPU s of the processes restarts ended
+        self.prefix = []            # argv prefix: taskset -c CPUS, valgrind
 
     @property
     def log_path(self):
@@ -86,8 +92,8 @@ class Contestant:
         return rc
 
     def _spawn(self, argv, env=None, pass_fds=()):
-        self.proc = proc.spawn(argv, self.log_path, cwd=self.dir, env=env,
-                               pass_fds=pass_fds)
+        self.proc = proc.spawn(self.prefix + argv, self.log_path,
+                               cwd=self.dir, env=env, pass_fds=pass_fds)
 
     def alive(self):
         return self.proc is None or proc.alive(self.proc)
@@ -96,7 +102,13 @@ class Contestant:
         """User + system CPU time the current process has used, or None."""
         if self.proc is None or not proc.alive(self.proc):
             return None
-        return cpu.process_seconds(self.proc.pid)
+        return usage.process_seconds(self.proc.pid)
+
+    def rss_bytes(self):
+        """Resident set size of the current process now, or None."""
+        if self.proc is None or not proc.alive(self.proc):
+            return None
+        return usage.rss_bytes(self.proc.pid)
 
     def cpu_total(self):
         """CPU s of every process of this contestant so far (restarts
@@ -115,6 +127,30 @@ class Contestant:
     def log_text(self):
         return proc.read_log(self.log_path)
 
+    def wait_ready(self, bind, deadline):
+        """Ask ready.harness.test TXT through the contestant every 0.25 s
+        until named's (bind's) token comes back, or raise at deadline
+        (monotonic s)."""
+        q = dns.message.make_query(f"ready.{BindServer.HARNESS_ZONE}", "TXT")
+        wire = q.to_wire()
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect((ports.check_loopback(self.host), self.port))
+            while time.monotonic() < deadline:
+                if not self.alive():
+                    raise RuntimeError(f"{self.name} exited during "
+                                       f"start-up:\n{self.log_text()}")
+                try:
+                    s.send(wire)
+                    s.settimeout(0.25)
+                    if bind.token.encode() in s.recv(65535):
+                        return
+                except OSError:
+                    pass
+                time.sleep(0.1)
+        raise RuntimeError(f"{self.name} did not answer on "
+                           f"{self.host}:{self.port} in time:\n"
+                           f"{self.log_text()}")
+
 
 class Direct(Contestant):
     name = "direct"
@@ -130,17 +166,23 @@ class Direct(Contestant):
 class Dnsmasq(Contestant):
     name = "dnsmasq"
 
-    def launch(self):
+    def argv(self):
         binary = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
         # --conf-file=/dev/null: no /etc/dnsmasq.conf; --no-resolv: no
         # /etc/resolv.conf; --no-hosts: no /etc/hosts; no DHCP options.
-        self._spawn([binary, "--conf-file=/dev/null", "--no-resolv",
-                     "--no-hosts",
-                     f"--server={LOOPBACK}#{self.upstream_port}",
-                     f"--listen-address={self.host}", f"--port={self.port}",
-                     "--bind-interfaces", "--keep-in-foreground",
-                     "--cache-size=10000", "--log-facility=-",
-                     f"--pid-file={self.dir / 'dnsmasq.pid'}"])
+        return [binary, "--conf-file=/dev/null", "--no-resolv",
+                "--no-hosts", f"--server={LOOPBACK}#{self.upstream_port}",
+                f"--listen-address={self.host}", f"--port={self.port}",
+                "--bind-interfaces", "--keep-in-foreground",
+                "--log-facility=-",
+                f"--pid-file={self.dir / 'dnsmasq.pid'}"] + self.tuning()
+
+    def tuning(self):
+        """Options a benchmark sizes for its load."""
+        return ["--cache-size=10000"]
+
+    def launch(self):
+        self._spawn(self.argv())
 
 
 class Unbound(Contestant):
@@ -148,8 +190,9 @@ class Unbound(Contestant):
 
     def config(self):
         d = self.dir
+        tuned = "".join(f"\t{line}\n" for line in self.tuning())
         return f"""\
-# written by contrib/bench: forward everything to the fault proxy on
+# written by contrib/bench: forward everything to one upstream on
 # loopback; no root hints traffic, no validation, no remote control
 server:
 	interface: {self.host}@{self.port}
@@ -174,7 +217,7 @@ server:
 	serve-expired-client-timeout: 1800
 	ede: yes
 	ede-serve-expired: yes
-	# test. is one of unbound's built-in local zones (RFC 6761 names),
+{tuned}	# test. is one of unbound's built-in local zones (RFC 6761 names),
 	# answered NXDOMAIN without asking anyone; bench.test must be forwarded
 	local-zone: "test." nodefault
 remote-control:
@@ -183,6 +226,11 @@ forward-zone:
 	name: "."
 	forward-addr: {LOOPBACK}@{self.upstream_port}
 """
+
+    def tuning(self):
+        """server: lines ("name: value") a benchmark sizes for its load;
+        none here (defaults)."""
+        return []
 
     def configure(self):
         self.conf = self.dir / "unbound.conf"
@@ -259,9 +307,15 @@ class Dnsdamper(Contestant):
                 pwd.getpwnam("dnsdamper")
             except KeyError:
                 lines.append("user root")
+        lines += self.tuning(known)
         lines.append(f"forward . {{ upstream {LOOPBACK}:"
                      f"{self.upstream_port} }}")
         return "\n".join(lines) + "\n"
+
+    def tuning(self, known):
+        """Directives a benchmark sizes for its load, given the global
+        directives this build knows (known); none here (defaults)."""
+        return []
 
     def configure(self):
         resolv = self.dir / "resolv.conf"
@@ -322,46 +376,27 @@ class Dnsdamper(Contestant):
             lambda m: m.pid == pid and m.get("READY") == "1",
             ready_timeout, f"READY=1 from {self.name} {pid}")
 
-    def report(self):
-        """Its own counters and upstream state, saved beside its log (if
-        this build has a control socket and dnsdamperctl)."""
+    def ctl(self, what):
+        """dnsdamperctl's output (stdout + stderr) for command what, or
+        None if this build has no control socket or dnsdamperctl, or the
+        daemon is not running. Raises OSError or TimeoutExpired (30 s)."""
         ctl = self.binary.parent / "dnsdamperctl"
         if self.control is None or not ctl.is_file() or not self.alive():
-            return
+            return None
+        r = subprocess.run([str(ctl), "-s", str(self.control), what],
+                           capture_output=True, text=True, timeout=30)
+        return r.stdout + r.stderr
+
+    def report(self):
+        """Its own counters and upstream state, saved beside its log."""
         for what in ("stats", "upstreams"):
             try:
-                r = subprocess.run([str(ctl), "-s", str(self.control), what],
-                                   capture_output=True, text=True,
-                                   timeout=10)
-                (self.dir / f"dnsdamperctl-{what}.txt").write_text(
-                    r.stdout + r.stderr)
+                out = self.ctl(what)
             except (OSError, subprocess.TimeoutExpired) as e:
-                (self.dir / f"dnsdamperctl-{what}.txt").write_text(
-                    f"dnsdamperctl {what}: {e}\n")
+                out = f"dnsdamperctl {what}: {e}\n"
+            if out is not None:
+                (self.dir / f"dnsdamperctl-{what}.txt").write_text(out)
 
 
 CLASSES = {c.name: c for c in (Direct, Dnsmasq, Unbound, Dnsdamper)}
 
-
-def wait_ready(contestant, bind, deadline):
-    """Ask ready.harness.test TXT through the contestant every 0.25 s until
-    named's token comes back, or deadline (monotonic s)."""
-    q = dns.message.make_query(f"ready.{BindServer.HARNESS_ZONE}", "TXT")
-    wire = q.to_wire()
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.connect((ports.check_loopback(contestant.host), contestant.port))
-        while time.monotonic() < deadline:
-            if not contestant.alive():
-                raise RuntimeError(f"{contestant.name} exited during "
-                                   f"start-up:\n{contestant.log_text()}")
-            try:
-                s.send(wire)
-                s.settimeout(0.25)
-                if bind.token.encode() in s.recv(65535):
-                    return
-            except OSError:
-                pass
-            time.sleep(0.1)
-    raise RuntimeError(f"{contestant.name} did not answer on "
-                       f"{contestant.host}:{contestant.port} in time:\n"
-                       f"{contestant.log_text()}")

@@ -14,6 +14,7 @@ upstream  Blackhole: a UDP upstream that reads and never answers;
 checks  still_serving(): the daemon is alive and answers a normal query
 control  the control socket over HTTP/1.1, Prometheus text parsed,
          dnsdamperctl
+srvcmd  dnsdamper-srv, always told a loopback resolver with -s
 sdnotify  systemd's side: a NOTIFY_SOCKET, and a wrapper for LISTEN_PID,
           WATCHDOG_PID and passed descriptors
 deadline  SIGALRM deadline for a test's setup and body

@@ -1,0 +1,296 @@
+/*
+ * check_prefetch.c: the prefetch policy as pure functions: the refresh
+ * window, whether an entry is due at exact instants (ms), and the SRV
+ * target questions with the DO and CD bits of the SRV question.
+ */
+#include "autoconf.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cache.h"
+#include "check_main.h"
+#include "msg.h"
+#include "prefetch.h"
+#include "testpkt.h"
+#include "upstream.h"
+#include "zone.h"
+
+static const struct cache_limits limits = {
+	.min_ttl = 0, .max_ttl = 86400, .max_negative_ttl = 3600,
+	.failure_ttl = 5, .stale_max_age = 0, .stale_answer_ttl = 30,
+	.stale_refresh_interval = 30
+};
+
+/* A zone forwarding to n upstreams with these RTOs (ms), down if marked. */
+struct pool {
+	struct upstream	 u[4];
+	struct upstream	*p[4];
+	struct zone	 z;
+};
+
+static const struct zone *
+pool_zone(struct pool *pl, const uint32_t *rto, const int *down, size_t n)
+{
+	size_t i;
+
+	memset(pl, 0, sizeof(*pl));
+	for (i = 0; i < n; i++) {
+		pl->u[i].rtt.rto = rto[i];
+		pl->u[i].down = down[i];
+		pl->p[i] = &pl->u[i];
+	}
+	pl->z.upstreams = pl->p;
+	pl->z.n_upstreams = n;
+	return &pl->z;
+}
+
+/* A fresh entry stored with ttl seconds that has left ms to live. */
+static struct cache_result
+fresh(uint32_t ttl, uint64_t left, int may_refresh)
+{
+	struct cache_result res;
+
+	memset(&res, 0, sizeof(res));
+	res.state = CACHE_FRESH;
+	res.ttl = ttl;
+	res.expires_in = left;
+	res.may_refresh = may_refresh;
+	return res;
+}
+
+/* prefetch_due and prefetch_target_due of fresh(ttl, left, may_refresh). */
+static int
+due(const struct zone *z, uint32_t ttl, uint64_t left, int may_refresh)
+{
+	struct cache_result res = fresh(ttl, left, may_refresh);
+
+	return prefetch_due(&res, z);
+}
+
+static int
+target_due(const struct zone *z, uint32_t ttl, uint64_t left,
+    int may_refresh)
+{
+	struct cache_result res = fresh(ttl, left, may_refresh);
+
+	return prefetch_target_due(&res, z);
+}
+
+static int
+may_be_due(uint32_t ttl, uint64_t left, int may_refresh)
+{
+	struct cache_result res = fresh(ttl, left, may_refresh);
+
+	return prefetch_may_be_due(&res);
+}
+
+START_TEST(window)
+{
+	static const uint32_t rto[] = { 50, 3000, 2500 };
+	static const int up[] = { 0, 0, 0 }, first_down[] = { 1, 0, 0 },
+	    all_down[] = { 1, 1, 1 };
+	struct pool pl;
+
+	/* No zone: the last 10 % of the life, 300 s -> 30 s. */
+	ck_assert_uint_eq(prefetch_window(NULL, 300), 30000);
+	/* Four RTOs of 10 s (40 s) are more than 10 % of 300 s (30 s). */
+	ck_assert_uint_eq(prefetch_window(pool_zone(&pl,
+	    (const uint32_t[]){ 10000 }, up, 1), 300), 40000);
+	/* 60 s: 10 % is 6 s, four RTOs of 2 s are 8 s. */
+	ck_assert_uint_eq(prefetch_window(pool_zone(&pl,
+	    (const uint32_t[]){ 2000 }, up, 1), 60), 8000);
+	/* 10 s: four RTOs (8 s) exceed half the life: 5 s. */
+	ck_assert_uint_eq(prefetch_window(pool_zone(&pl,
+	    (const uint32_t[]){ 2000 }, up, 1), 10), 5000);
+	/* The best RTO of the pool: 50 ms, so 10 % of 60 s (6 s) stands. */
+	ck_assert_uint_eq(prefetch_window(pool_zone(&pl, rto, up, 3), 60),
+	    6000);
+	/* A down upstream's RTO does not count: the best is 2.5 s -> 10 s. */
+	ck_assert_uint_eq(prefetch_window(pool_zone(&pl, rto, first_down, 3),
+	    60), 10000);
+	/* All down: no RTO to widen by, 10 % of 60 s. */
+	ck_assert_uint_eq(prefetch_window(pool_zone(&pl, rto, all_down, 3),
+	    60), 6000);
+}
+END_TEST
+
+START_TEST(due_at_exact_instants)
+{
+	static const int up[] = { 0 };
+	struct pool pl;
+	const struct zone *z = pool_zone(&pl, (const uint32_t[]){ 2000 }, up,
+	    1);
+
+	/* TTL 300 s through z: window max(30 s, 4 * 2 s) = 30 s. */
+	ck_assert_int_eq(due(z, 300, 30001, 1), 0);
+	ck_assert_int_eq(due(z, 300, 30000, 1), 1);
+	ck_assert_int_eq(due(z, 300, 0, 1), 1);
+	/* A refresh failed within stale-refresh-interval: not yet again. */
+	ck_assert_int_eq(due(z, 300, 1000, 0), 0);
+	ck_assert_int_eq(may_be_due(300, 1000, 0), 0);
+	/* The zone-free test passes up to half the life (150 s) and no more. */
+	ck_assert_int_eq(may_be_due(300, 150000, 1), 1);
+	ck_assert_int_eq(due(z, 300, 150000, 1), 0);
+	ck_assert_int_eq(may_be_due(300, 150001, 1), 0);
+}
+END_TEST
+
+/* prefetch_may_be_due never rules out what prefetch_due would allow. */
+START_TEST(may_be_due_is_necessary)
+{
+	static const uint32_t rtos[] = { 1, 2000, 60000, 1000000 };
+	static const uint32_t ttls[] = { 1, 10, 60, 300, 86400 };
+	static const int up[] = { 0 };
+	struct pool pl;
+	const struct zone *z;
+	uint64_t w;
+	size_t i, j;
+
+	for (i = 0; i < sizeof(rtos) / sizeof(rtos[0]); i++) {
+		z = pool_zone(&pl, &rtos[i], up, 1);
+		for (j = 0; j < sizeof(ttls) / sizeof(ttls[0]); j++) {
+			w = prefetch_window(z, ttls[j]);
+			ck_assert_int_eq(due(z, ttls[j], w, 1), 1);
+			ck_assert_int_eq(may_be_due(ttls[j], w, 1), 1);
+			ck_assert_int_eq(due(z, ttls[j], w + 1, 1), 0);
+		}
+	}
+}
+END_TEST
+
+START_TEST(target_due_at_exact_instants)
+{
+	struct cache_result res;
+
+	/* Nothing usable cached: fetch it. */
+	memset(&res, 0, sizeof(res));
+	res.state = CACHE_ABSENT;
+	ck_assert_int_eq(prefetch_target_due(&res, NULL), 1);
+	res.state = CACHE_STALE;
+	ck_assert_int_eq(prefetch_target_due(&res, NULL), 1);
+	res.state = CACHE_FAILED;
+	ck_assert_int_eq(prefetch_target_due(&res, NULL), 1);
+	/* Fresh, TTL 300 s, no zone: due in its last 30 s only. */
+	ck_assert_int_eq(target_due(NULL, 300, 30001, 1), 0);
+	ck_assert_int_eq(target_due(NULL, 300, 30000, 1), 1);
+	/* Unlike a client's entry, a failed refresh does not hold it back. */
+	ck_assert_int_eq(target_due(NULL, 300, 30000, 0), 1);
+}
+END_TEST
+
+/* The questions for response resp to an SRV question, with key bits. */
+static size_t
+questions(struct testpkt resp, int do_bit, int cd_bit, struct msg_query *out)
+{
+	struct cache *c = cache_new(1 << 20, &limits);
+	struct msg_response r;
+	struct cache_key key;
+	size_t n;
+
+	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
+	cache_key_make(c, &r.q, do_bit, cd_bit, &key);
+	n = prefetch_srv_questions(&r, &key, out);
+	msg_response_free(&r);
+	testpkt_free(&resp);
+	cache_free(c);
+	return n;
+}
+
+static void
+assert_question(const struct msg_query *q, const char *wire, size_t len,
+    uint16_t qtype, int do_bit, int cd_bit)
+{
+	ck_assert_uint_eq(q->q.qname_len, len);
+	ck_assert_mem_eq(q->q.qname, wire, len);
+	ck_assert_uint_eq(q->q.qtype, qtype);
+	ck_assert_uint_eq(q->q.qclass, MSG_CLASS_IN);
+	ck_assert_int_eq(q->edns.do_bit, do_bit);
+	ck_assert_int_eq(q->edns.present, 0);
+	ck_assert_uint_eq(q->flags, cd_bit ? MSG_FLAG_CD : 0);
+}
+
+#define W(s)	(s), sizeof(s)
+
+START_TEST(srv_questions)
+{
+	struct msg_query qs[PREFETCH_SRV_QUESTIONS];
+	int bits;
+
+	for (bits = 0; bits < 4; bits++) {
+		/* "." is no service (RFC 2782); glue is not a target. */
+		ck_assert_uint_eq(questions(testpkt_response("_x._tcp.example.",
+		    LDNS_RR_TYPE_SRV, 0, 0,
+		    "an|_x._tcp.example. 300 IN SRV 10 50 8080 Host1.Example.",
+		    "an|_x._tcp.example. 300 IN SRV 10 50 8080 .",
+		    "an|_x._tcp.example. 300 IN SRV 20 50 8080 host2.example.",
+		    "ar|host1.example. 300 IN A 192.0.2.1", NULL), bits & 1,
+		    (bits & 2) != 0, qs), 4);
+		/* Each target's A then AAAA, qname folded, the SRV's bits. */
+		assert_question(&qs[0], W("\5host1\7example"), MSG_TYPE_A,
+		    bits & 1, (bits & 2) != 0);
+		assert_question(&qs[1], W("\5host1\7example"), MSG_TYPE_AAAA,
+		    bits & 1, (bits & 2) != 0);
+		assert_question(&qs[2], W("\5host2\7example"), MSG_TYPE_A,
+		    bits & 1, (bits & 2) != 0);
+		assert_question(&qs[3], W("\5host2\7example"), MSG_TYPE_AAAA,
+		    bits & 1, (bits & 2) != 0);
+	}
+	/* Not an SRV question: nothing. */
+	ck_assert_uint_eq(questions(testpkt_response("a.example.",
+	    LDNS_RR_TYPE_A, 0, 0, "an|a.example. 300 IN A 192.0.2.1", NULL),
+	    0, 0, qs), 0);
+}
+END_TEST
+
+START_TEST(srv_targets_bounded)
+{
+	struct msg_query qs[PREFETCH_SRV_QUESTIONS];
+	struct testpkt resp;
+	ldns_pkt *p;
+	ldns_rr *rr;
+	char spec[128];
+	int i;
+
+	/* 20 targets t0 .. t19: the first 16 give 32 questions. */
+	ck_assert_int_eq(ldns_pkt_query_new_frm_str(&p, "_x._tcp.example.",
+	    LDNS_RR_TYPE_SRV, LDNS_RR_CLASS_IN, LDNS_RD), LDNS_STATUS_OK);
+	ldns_pkt_set_qr(p, 1);
+	for (i = 0; i < 20; i++) {
+		snprintf(spec, sizeof(spec), "_x._tcp.example. 300 IN SRV "
+		    "10 50 8080 t%d.example.", i);
+		ck_assert_int_eq(ldns_rr_new_frm_str(&rr, spec, 0, NULL, NULL),
+		    LDNS_STATUS_OK);
+		ck_assert(ldns_pkt_push_rr(p, LDNS_SECTION_ANSWER, rr));
+	}
+	ck_assert_int_eq(ldns_pkt2wire(&resp.wire, p, &resp.len),
+	    LDNS_STATUS_OK);
+	ldns_pkt_free(p);
+	ck_assert_uint_eq(questions(resp, 0, 0, qs), PREFETCH_SRV_QUESTIONS);
+	ck_assert_uint_eq(PREFETCH_SRV_QUESTIONS, 32);
+	assert_question(&qs[31], W("\3t15\7example"), MSG_TYPE_AAAA, 0, 0);
+}
+END_TEST
+
+static Suite *
+prefetch_suite(void)
+{
+	Suite *s = suite_create("prefetch");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, window);
+	tcase_add_test(tc, due_at_exact_instants);
+	tcase_add_test(tc, may_be_due_is_necessary);
+	tcase_add_test(tc, target_due_at_exact_instants);
+	tcase_add_test(tc, srv_questions);
+	tcase_add_test(tc, srv_targets_bounded);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return check_main_run(prefetch_suite());
+}
