@@ -21,6 +21,8 @@
 #include "tcpconn.h"
 
 #define TCP_PIPELINE_MAX	64		/* queries pending per connection */
+#define TCP_OUTPUT_HIGH		(64 * 1024)	/* unread answers: read no
+						 * more queries for now */
 #define TCP_OUTPUT_MAX		(1024 * 1024)	/* unread answers: a stuck client */
 
 struct tcpconn {
@@ -132,8 +134,33 @@ conn_hold(const struct client *cl)
 }
 
 /*
- * cl's waiting query has ended; reading resumes if it was paused at the
- * pipelining limit. May free the connection.
+ * 1 if c is to read no more queries for now: as many are pending as
+ * pipelining allows, or its client is not reading the answers it has
+ * (what it makes us hold is bounded, not only the 1 MiB that closes it).
+ */
+static int
+conn_full(struct tcpconn *c)
+{
+	return c->pending >= TCP_PIPELINE_MAX ||
+	    evbuffer_get_length(bufferevent_get_output(c->bev)) >=
+	    TCP_OUTPUT_HIGH;
+}
+
+/* Reading stopped by conn_full goes on once it may. */
+static void
+conn_resume(struct tcpconn *c)
+{
+	if (c->srv == NULL || c->closing || conn_full(c) ||
+	    (bufferevent_get_enabled(c->bev) & EV_READ))
+		return;
+	/* Queries may already wait in the input: read them now. */
+	bufferevent_enable(c->bev, EV_READ);
+	bufferevent_trigger(c->bev, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
+}
+
+/*
+ * cl's waiting query has ended; reading resumes if conn_full had paused
+ * it. May free the connection.
  */
 static void
 conn_release(const struct client *cl)
@@ -143,11 +170,8 @@ conn_release(const struct client *cl)
 	c->pending--;
 	if (c->srv != NULL && c->closing)
 		conn_maybe_close(c);
-	else if (c->srv != NULL && c->pending == TCP_PIPELINE_MAX - 1) {
-		/* Queries may already wait in the input: read them now. */
-		bufferevent_enable(c->bev, EV_READ);
-		bufferevent_trigger(c->bev, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
-	}
+	else
+		conn_resume(c);
 	conn_unref(c);
 }
 
@@ -229,7 +253,7 @@ check_partial(struct tcpconn *c, struct evbuffer *in, uint64_t now)
 		conn_close(c);
 }
 
-/* Take every complete message off the input, up to the pipeline limit. */
+/* Take every complete message off the input, until conn_full. */
 static void
 read_cb(struct bufferevent *bev, void *arg)
 {
@@ -240,8 +264,7 @@ read_cb(struct bufferevent *bev, void *arg)
 	size_t len;
 
 	c->refs++;	/* answering may close it; it must outlive us */
-	while (c->srv != NULL && !c->closing &&
-	    c->pending < TCP_PIPELINE_MAX &&
+	while (c->srv != NULL && !c->closing && !conn_full(c) &&
 	    (msg = frame_peek(in, &len)) != NULL) {
 		if (handle(c, msg, len, now) == -1)
 			break;
@@ -252,7 +275,7 @@ read_cb(struct bufferevent *bev, void *arg)
 			conn_active(c);
 	}
 	if (c->srv != NULL && !c->closing) {
-		if (c->pending >= TCP_PIPELINE_MAX)
+		if (conn_full(c))
 			bufferevent_disable(bev, EV_READ);
 		else
 			check_partial(c, in, now);
@@ -260,12 +283,17 @@ read_cb(struct bufferevent *bev, void *arg)
 	conn_unref(c);
 }
 
-/* Everything written: a closing connection may go now. */
+/* Everything written: a closing connection may go now, another read on. */
 static void
 write_cb(struct bufferevent *bev, void *arg)
 {
+	struct tcpconn *c = arg;
+
 	(void)bev;
-	conn_maybe_close(arg);
+	c->refs++;
+	conn_maybe_close(c);
+	conn_resume(c);
+	conn_unref(c);
 }
 
 static void
