@@ -199,16 +199,17 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 		return;
 	}
 	if (msg_response_question(pkt, len, &id, &q) == -1 || id != a->id ||
-	    (match = same_question(a, &q)) == MATCH_NONE) {
+	    (match = same_question(a, &q)) == MATCH_NONE ||
+	    (match == MATCH_CASE_ONLY && a->tcp)) {
 		refuse(a, &counts->mismatched, "a response that does not "
 		    "match (RFC 5452)", now);
 		return;
 	}
 	if (match == MATCH_CASE_ONLY) {
 		/*
-		 * Ignored like any mismatch: it may be forged, and the real
-		 * answer may be on its way. Only if none comes by the
-		 * timeout does the upstream lose 0x20 (see the fetch's
+		 * Over UDP, ignored like any mismatch: it may be forged, and
+		 * the real answer may be on its way. Only if none comes by
+		 * the timeout does the upstream lose 0x20 (see the fetch's
 		 * retry).
 		 */
 		counts->mismatched++;

@@ -234,6 +234,10 @@ tcp_open(struct transport_conn *c, const struct addr *to, const uint8_t *msg,
 		return -1;
 	}
 	bufferevent_setcb(c->bev, tcp_read_cb, NULL, tcp_event_cb, c);
+	/* Room for one whole response, no more: what the upstream sends
+	 * past it waits in the kernel, not in our memory. */
+	bufferevent_setwatermark(c->bev, EV_READ, 0,
+	    FRAME_PREFIX_LEN + MSG_MAX_LEN);
 	if (bufferevent_socket_connect(c->bev,
 	    (const struct sockaddr *)&to->ss, (int)to->len) == -1 ||
 	    frame_add(bufferevent_get_output(c->bev), msg, len) == -1 ||

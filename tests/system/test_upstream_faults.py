@@ -13,11 +13,18 @@ truncate   the UDP answer comes back with TC=1 and no records: asked
 """
 
 import re
+import socket
+import threading
+import time
 
+import dns.exception
+import dns.flags
+import dns.message
 import dns.rcode
+import dns.rrset
 import pytest
 
-from dnstest import query
+from dnstest import query, wire
 from dnstest.daemon import Forward
 from dnstest.zonetext import zone
 
@@ -109,3 +116,112 @@ def test_truncated_answer_is_asked_again_over_tcp(new_bind, faultproxy,
     assert st["truncated"] >= 1 and st["received_tcp"] >= 1, st
     # named answered it over TCP (the UDP copy was the one truncated)
     assert ns.count(NAMES[0], "A", since=mark, tcp=True) == 1
+
+
+# --- a hostile upstream over TCP --------------------------------------------
+
+STREAM_MAX = 300 * 2**20        # octets the upstream streams, at most
+STREAM_SECONDS = 3.0            # and for at most this long
+RSS_SLACK = 16 * 2**20
+
+
+class _Flooder:
+    """An upstream on one loopback port: over UDP every query gets TC=1
+    (RFC 7766 §5: ask again over TCP); over TCP, the query gets copies of
+    an answer with the qname's case flipped, framed, without end (up to
+    STREAM_MAX or STREAM_SECONDS): what the daemon must not keep."""
+
+    def __init__(self):
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.port = self.udp.getsockname()[1]
+        self.tcp = socket.socket()
+        self.tcp.bind(("127.0.0.1", self.port))
+        self.tcp.listen(4)
+        self.streamed = 0
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=f, daemon=True)
+                         for f in (self._serve_udp, self._serve_tcp)]
+        for t in self._threads:
+            t.start()
+
+    def _serve_udp(self):
+        self.udp.settimeout(0.2)
+        while not self._stop.is_set():
+            try:
+                data, peer = self.udp.recvfrom(65535)
+                r = dns.message.make_response(dns.message.from_wire(data))
+            except (socket.timeout, dns.exception.DNSException):
+                continue
+            r.flags |= dns.flags.TC
+            self.udp.sendto(r.to_wire(), peer)
+
+    def _serve_tcp(self):
+        self.tcp.settimeout(0.2)
+        while not self._stop.is_set():
+            try:
+                s, _ = self.tcp.accept()
+            except socket.timeout:
+                continue
+            with s:
+                self._flood(s)
+
+    def _flood(self, s):
+        s.settimeout(2)
+        raw = wire.TcpReader(s).read(2)
+        if raw is None:
+            return
+        q = dns.message.from_wire(raw)
+        r = dns.message.make_response(q)
+        r.answer.append(dns.rrset.from_text(q.question[0].name, 300, "IN",
+                                            "A", "192.0.2.67"))
+        out = bytearray(r.to_wire())
+        for i in range(12, 12 + len(q.question[0].name.to_wire())):
+            if chr(out[i]).isalpha():
+                out[i] ^= 0x20          # the qname in the other case
+        chunk = wire.frame(bytes(out)) * 1000
+        start = time.monotonic()
+        try:
+            while self.streamed < STREAM_MAX and \
+                    time.monotonic() - start < STREAM_SECONDS:
+                s.sendall(chunk)
+                self.streamed += len(chunk)
+        except OSError:
+            pass
+
+    def stop(self):
+        self._stop.set()
+        for t in self._threads:
+            t.join(5)
+        self.udp.close()
+        self.tcp.close()
+
+
+@pytest.mark.timeout_s(30)
+def test_tcp_upstream_streaming_mismatches_is_not_buffered(dnsdamper, bind):
+    """An upstream's TCP connection carries only our query: what does not
+    answer it (here the qname in another case, 0x20) ends the attempt and
+    the connection, rather than being ignored while the stream piles up
+    unread in memory until the query-timeout."""
+    up = _Flooder()
+    try:
+        d = dnsdamper([Forward("flood.test", [up.port]),
+                       Forward(".", [bind])],
+                      extra=["query-timeout 4s"])
+        rss0 = _rss(d)
+        r = query.udp(d.port, "x.flood.test", timeout=6)
+        grown = _rss(d) - rss0
+    finally:
+        up.stop()
+    assert r.rcode == dns.rcode.SERVFAIL, r.text()
+    assert grown < RSS_SLACK, f"RSS grew by {grown} octets while the " \
+        f"upstream streamed {up.streamed}"
+    d.assert_alive()
+
+
+def _rss(d):
+    with open(f"/proc/{d.proc.pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")

@@ -211,6 +211,19 @@ static const struct scenario scenarios[] = {
 		REPLY(1, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
 	} },
+	{ .what = "over TCP, a response in another case (0x20) fails the "
+	    "attempt too: the connection carried only our query, and what "
+	    "else the upstream streams must not pile up", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_TC),
+		SENT_TCP(0, "a.example."),
+		REPLY(0, "a.example.", R_CASE_FLIP),
+		SENT(1, "a.example."),
+		STATS(.started = 1, .inflight = 1, .mismatched = 1),
+		REPLY(1, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
 	{ .what = "only answers in another case by the RTO: asked again "
 	    "without 0x20", .steps = {
 		ASK("a.example.", 1),
