@@ -262,8 +262,8 @@ connections_report(const struct control *c, const struct metrics_writer *w)
 	for (i = 0; i < 2; i++)
 		if (sets[i] != NULL) {
 			labels[1] = names[i];
-			w->sample(w->ctx, "dnsdamper_control_connections", labels,
-			    1, ctlconn_open(sets[i]));
+			w->sample(w->ctx, "dnsdamper_control_connections",
+			    labels, 1, ctlconn_open(sets[i]));
 		}
 	w->end_family(w->ctx);
 	w->family(w->ctx, "dnsdamper_control_refused_total", "counter",

@@ -7,8 +7,8 @@
  * most 8 sends (each a socket), all within a deadline (query-timeout).
  * Identical keys in flight share one fetch; each client waiting on it is
  * a fetch_waiter. Fetches are bounded by max-inflight and by each zone's
- * budget, the waiters of one fetch by max-waiters. Down upstreams and loops are probed through fetches too
- * (probe.h). Times are monotonic ms.
+ * budget, the waiters of one fetch by max-waiters. Down upstreams and
+ * loops are probed through fetches too (probe.h). Times are monotonic ms.
  */
 #ifndef DNSDAMPER_FETCH_H
 #define DNSDAMPER_FETCH_H
