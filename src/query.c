@@ -478,20 +478,23 @@ answering_step(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
- * What answers the rest of the waiters of the fetch that ended with res,
- * from the next turn on: a copy of its answer, since the cache may drop
- * its own. NULL if out of memory.
+ * What answers the rest of the waiters of the fetch that ended with res
+ * (e its entry, or NULL), from the next turn on: a copy of that entry,
+ * since the cache may drop its own. NULL if out of memory.
  */
 static struct answering *
-answering_new(struct query_ctx *ctx, const struct fetch_result *res)
+answering_new(struct query_ctx *ctx, const struct fetch_result *res,
+    const struct cache_entry *e)
 {
 	static const struct timeval next_turn = { 0, 0 };
 	struct answering *a;
 
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return NULL;
+	a->ctx = ctx;
+	TAILQ_INIT(&a->queries);
 	if ((a->ev = evtimer_new(ctx->base, answering_step, a)) == NULL ||
-	    (res->outcome == FETCH_ANSWER &&
+	    (e != NULL &&
 	    (a->e = cache_entry_new(ctx->cache, res->r, res->now)) == NULL) ||
 	    evtimer_add(a->ev, &next_turn) == -1) {
 		if (a->ev != NULL)
@@ -501,8 +504,6 @@ answering_new(struct query_ctx *ctx, const struct fetch_result *res)
 		free(a);
 		return NULL;
 	}
-	a->ctx = ctx;
-	TAILQ_INIT(&a->queries);
 	LIST_INSERT_HEAD(&ctx->answering, a, entry);
 	return a;
 }
@@ -514,7 +515,7 @@ answer_or_defer(struct query *qr, const struct fetch_result *res,
     const struct cache_entry *e, unsigned n, struct answering **later)
 {
 	if (n >= QUERY_BATCH && (*later != NULL ||
-	    (*later = answering_new(qr->ctx, res)) != NULL)) {
+	    (*later = answering_new(qr->ctx, res, e)) != NULL)) {
 		/* Its answer is coming: a stale one must not go first. */
 		if (qr->client_timer != NULL)
 			evtimer_del(qr->client_timer);
