@@ -1,6 +1,7 @@
 /* admit.c: which client queries are served: allow, ratelimit, minimal ANY. */
 #include "autoconf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,61 +68,51 @@ admit_free(struct admit *a)
 	free(a);
 }
 
-/* A client not in allow: say so, but not once per query of a flood. */
+/*
+ * Say what was done to a query or connection from client, but not once
+ * for each of a flood: at most once every ADMIT_LOG_INTERVAL through l,
+ * with how many were held back since.
+ */
 static void
-log_refused(struct admit *a, const struct addr *client, const char *what,
+admit_log(struct log_limit *l, const char *what, const struct addr *client,
     uint64_t now)
 {
-	char buf[ADDR_STRLEN];
+	char buf[ADDR_STRLEN], more[80] = "";
 	uint64_t held;
 
-	if (log_limit_due(&a->refused_log, now, ADMIT_LOG_INTERVAL, &held))
-		log_warnx("refused %s from %s: not in allow (%llu more "
-		    "refused since the last such message)", what,
-		    addr_format_host(client, buf, sizeof(buf)),
-		    (unsigned long long)held);
-}
-
-static void
-log_limited(struct admit *a, const struct config *conf,
-    const struct addr *client, uint64_t now)
-{
-	char buf[ADDR_STRLEN];
-	uint64_t held;
-
-	if (log_limit_due(&a->limited_log, now, ADMIT_LOG_INTERVAL, &held))
-		log_warnx("%s is over ratelimit %u: queries dropped or "
-		    "truncated (%llu more since the last such message)",
-		    addr_format_host(client, buf, sizeof(buf)),
-		    conf->ratelimit, (unsigned long long)held);
+	if (!log_limit_due(l, now, ADMIT_LOG_INTERVAL, &held))
+		return;
+	if (held > 0)
+		snprintf(more, sizeof(more), " (and %llu more since the last "
+		    "such message)", (unsigned long long)held);
+	log_warnx("%s from %s%s", what, addr_format_host(client, buf,
+	    sizeof(buf)), more);
 }
 
 enum admit_verdict
 admit_checked(struct admit *a, const struct config *conf,
     const struct addr *client, int udp, struct metrics *m, uint64_t now)
 {
+	enum ratelimit_verdict v;
+
 	if (!acl_match(&conf->allow.acl, client)) {
 		m->refused_queries++;
-		log_refused(a, client, udp ? "a UDP query" : "a TCP query",
-		    now);
+		admit_log(&a->refused_log, udp ? "not in allow: refused a UDP "
+		    "query" : "not in allow: refused a TCP query", client, now);
 		return ADMIT_REFUSE;
 	}
 	if (a->rl == NULL || !udp ||
 	    acl_match(&conf->exempt_clients.acl, client))
 		return ADMIT_SERVE;
-	switch (ratelimit_check(a->rl, client, now)) {
-	case RATELIMIT_PASS:
+	if ((v = ratelimit_check(a->rl, client, now)) == RATELIMIT_PASS)
 		return ADMIT_SERVE;
-	case RATELIMIT_DROP:
+	if (v == RATELIMIT_DROP)
 		m->ratelimit_dropped++;
-		log_limited(a, conf, client, now);
-		return ADMIT_DROP;
-	case RATELIMIT_SLIP:
+	else
 		m->ratelimit_slipped++;
-		log_limited(a, conf, client, now);
-		return ADMIT_SLIP;
-	}
-	return ADMIT_SERVE;
+	admit_log(&a->limited_log, "over ratelimit: dropped or truncated a "
+	    "query", client, now);
+	return v == RATELIMIT_DROP ? ADMIT_DROP : ADMIT_SLIP;
 }
 
 int
@@ -131,7 +122,8 @@ admit_connection(struct admit *a, const struct config *conf,
 	if (acl_match(&conf->allow.acl, client))
 		return 1;
 	m->refused_connections++;
-	log_refused(a, client, "a TCP connection", now);
+	admit_log(&a->refused_log, "not in allow: closed a TCP connection",
+	    client, now);
 	return 0;
 }
 

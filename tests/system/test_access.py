@@ -24,7 +24,7 @@ OTHER = "127.0.0.2"
 
 
 def _refusal_lines(d):
-    return re.findall(r"refused .* not in allow .*", d.stderr())
+    return re.findall(r"not in allow: .*", d.stderr())
 
 
 def test_allow_refuses_other_clients(dnsdamper, bind):
@@ -68,8 +68,7 @@ def test_allow_refuses_other_clients(dnsdamper, bind):
         assert r.rcode == dns.rcode.REFUSED, r.text()
     assert d.control().metrics().get("dnsdamper_refused_queries_total") == 6
     assert _refusal_lines(d) == [
-        "refused a UDP query from 127.0.0.2: not in allow (0 more refused "
-        "since the last such message)"], d.stderr()
+        "not in allow: refused a UDP query from 127.0.0.2"], d.stderr()
 
 
 def _check_fails(tmp_path, lines, bad_line, listen):
@@ -211,8 +210,9 @@ def test_ratelimit_slip(dnsdamper, bind):
     m = d.control().metrics()
     assert m.get("dnsdamper_ratelimited_total", action="dropped") == 5
     assert m.get("dnsdamper_ratelimit_clients") == 1
-    assert re.search(r"127\.0\.0\.2 is over ratelimit 1: queries dropped "
-                     r"or truncated", d.stderr()), d.stderr()
+    assert re.findall(r"over ratelimit: .*", d.stderr()) == [
+        "over ratelimit: dropped or truncated a query from 127.0.0.2"], \
+        d.stderr()
 
 
 def test_ratelimit_table_bound(dnsdamper, bind):
