@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit.h"
 #include "cache.h"
 #include "clock.h"
 #include "localdata.h"
@@ -323,6 +324,22 @@ query_miss(struct query_ctx *ctx, const struct msg_query *q,
 	return MSG_RCODE_NOERROR;
 }
 
+/*
+ * Answers made here, never asked upstream: the minimal one to ANY over
+ * UDP (RFC 8482 §4.2), and localhost names (RFC 6761 §6.3). Returns the
+ * length written to out, or 0 if q is not one of them.
+ */
+static size_t
+answer_here(struct query_ctx *ctx, const struct msg_query *q,
+    const struct client *c, const struct msg_reply_opts *opts, uint8_t *out,
+    size_t cap)
+{
+	if (q->q.qtype == MSG_TYPE_ANY && admit_minimal_any(ctx->conf,
+	    &c->peer, c->transport == CLIENT_UDP, q, &ctx->metrics))
+		return admit_write_any(ctx->conf, q, opts, out, cap);
+	return localdata_answer(q, opts, out, cap);
+}
+
 /* Parse pkt into *q; the rcode to answer with if it cannot be served. */
 static unsigned
 query_parse(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
@@ -370,10 +387,22 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 		return QUERY_DROPPED;
 	}
 	reply_opts(ctx, &q, c->transport, &opts);
+	switch (admit_query(ctx->admit, ctx->conf, &c->peer,
+	    c->transport == CLIENT_UDP, m, now)) {
+	case ADMIT_SERVE:
+		break;
+	case ADMIT_REFUSE:
+		rcode = MSG_RCODE_REFUSED;
+		goto error;
+	case ADMIT_DROP:
+		return QUERY_DROPPED;
+	case ADMIT_SLIP:
+		*outlen = admit_write_slip(&q, &opts, out, cap);
+		goto answered;
+	}
 	if (rcode != MSG_RCODE_NOERROR)
 		goto error;
-	/* RFC 6761 §6.3: localhost names never go upstream. */
-	if ((*outlen = localdata_answer(&q, &opts, out, cap)) > 0) {
+	if ((*outlen = answer_here(ctx, &q, c, &opts, out, cap)) > 0) {
 		source = METRICS_FROM_LOCAL;
 		goto answered;
 	}

@@ -13,6 +13,7 @@
 #include <event2/listener.h>
 
 #include "accept.h"
+#include "admit.h"
 #include "clock.h"
 #include "frame.h"
 #include "log.h"
@@ -372,8 +373,16 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	struct tcp_server *srv = arg;
 	const struct config *conf = srv->ctx->conf;
 	struct tcpconn *c;
+	struct addr peer;
 
 	(void)l;
+	/* Not in allow: closed before it can take a slot or send a byte. */
+	addr_from_sockaddr(&peer, sa, (socklen_t)salen);
+	if (!admit_connection(srv->ctx->admit, conf, &peer,
+	    &srv->ctx->metrics, clock_now_ms())) {
+		close(fd);
+		return;
+	}
 	/* tcp-clients bounds the worker, across all its listeners. */
 	if (srv->ctx->metrics.tcp_open >= conf->tcp_clients &&
 	    at_cap(srv, fd, conf->tcp_clients) == -1)
@@ -390,7 +399,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 		free(c);
 		return;
 	}
-	addr_from_sockaddr(&c->peer, sa, (socklen_t)salen);
+	c->peer = peer;
 	c->srv = srv;
 	c->refs = 1;
 	TAILQ_INSERT_TAIL(&srv->ctx->tcp_conns, c, entry);
