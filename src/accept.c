@@ -22,9 +22,9 @@ static void
 accept_error_cb(struct evconnlistener *l, void *arg)
 {
 	static const struct timeval pause = { ACCEPT_PAUSE_SEC, 0 };
-	static uint64_t last_said, since;
-	uint64_t now = clock_now_ms();
+	static struct log_limit said;
 	int err = errno;
+	uint64_t held;
 
 	(void)arg;
 	evconnlistener_disable(l);
@@ -33,14 +33,10 @@ accept_error_cb(struct evconnlistener *l, void *arg)
 	if (event_base_once(evconnlistener_get_base(l), -1, EV_TIMEOUT,
 	    resume_cb, l, &pause) == -1)
 		evconnlistener_enable(l);
-	since++;
-	if (last_said != 0 && now - last_said < 60000)
-		return;
-	log_warnx("accept: %s; pausing for %d s (%llu pauses since the "
-	    "last warning)", strerror(err), ACCEPT_PAUSE_SEC,
-	    (unsigned long long)since);
-	last_said = now;
-	since = 0;
+	if (log_limit_due(&said, clock_now_ms(), 60000, &held))
+		log_warnx("accept: %s; pausing for %d s (and %llu more pauses "
+		    "since the last such message)", strerror(err),
+		    ACCEPT_PAUSE_SEC, (unsigned long long)held);
 }
 
 void

@@ -88,8 +88,9 @@ attempt_error(void *arg, const char *why, uint64_t now)
 static void
 send_failed(struct attempt *a, uint64_t now)
 {
-	static uint64_t last_said;
+	static struct log_limit said;
 	int err = errno;
+	uint64_t held;
 
 	attempt_log(a, strerror(err));
 	if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM) {
@@ -97,12 +98,10 @@ send_failed(struct attempt *a, uint64_t now)
 		return;
 	}
 	a->aq->counts->local++;
-	if (last_said != 0 && now - last_said < 60000)
-		return;
-	last_said = now;
-	log_warnx("upstream %s: query not sent: %s (%llu so far); not "
-	    "counted against it", a->up->name, strerror(err),
-	    (unsigned long long)a->aq->counts->local);
+	if (log_limit_due(&said, now, 60000, &held))
+		log_warnx("upstream %s: query not sent: %s; not counted against "
+		    "it (and %llu more since the last such message)",
+		    a->up->name, strerror(err), (unsigned long long)held);
 }
 
 /* RFC 7766 §5: a truncated UDP answer is asked again over TCP. */

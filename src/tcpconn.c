@@ -342,10 +342,10 @@ eviction_candidate(struct query_ctx *ctx)
 static int
 at_cap(struct tcp_server *srv, int fd, uint32_t limit)
 {
-	static uint64_t last_logged;
+	static struct log_limit said;
 	struct metrics *m = &srv->ctx->metrics;
-	uint64_t now = clock_now_ms();
 	struct tcpconn *victim;
+	uint64_t held;
 	int rc = 0;
 
 	if ((victim = eviction_candidate(srv->ctx)) != NULL) {
@@ -356,13 +356,12 @@ at_cap(struct tcp_server *srv, int fd, uint32_t limit)
 		close(fd);
 		rc = -1;
 	}
-	if (last_logged != 0 && now - last_logged < 60000)
-		return rc;
-	last_logged = now;
-	log_warnx("tcp-clients %u reached: closing idle TCP connections for "
-	    "new ones, refusing them when none is idle (%llu closed, %llu "
-	    "refused so far)", limit, (unsigned long long)m->tcp_evicted,
-	    (unsigned long long)m->tcp_refused);
+	if (log_limit_due(&said, clock_now_ms(), 60000, &held))
+		log_warnx("tcp-clients %u reached: closing idle TCP "
+		    "connections for new ones, refusing them when none is idle "
+		    "(%llu closed, %llu refused so far)", limit,
+		    (unsigned long long)m->tcp_evicted,
+		    (unsigned long long)m->tcp_refused);
 	return rc;
 }
 
