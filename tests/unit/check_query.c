@@ -11,6 +11,8 @@
 
 #include <event2/event.h>
 
+#include "acl.h"
+#include "admit.h"
 #include "cache.h"
 #include "check_main.h"
 #include "config.h"
@@ -70,6 +72,7 @@ struct world {
 	struct config		 conf;
 	struct config_forward	 fw;
 	struct addr		 up;
+	struct addr		 client;	/* 127.0.0.1: allowed */
 	struct upstream_registry *reg;
 	struct query_ctx	 ctx;
 };
@@ -87,7 +90,12 @@ world_new(struct world *w, uint32_t max_waiters)
 	memset(&got, 0, sizeof(got));
 	testnet_init(&w->net, 1000000);
 	ck_assert_int_eq(config_defaults(&w->conf), 0);
+	/* The default allow (loopback), ready for the client check. */
+	ck_assert_int_eq(acl_compile(&w->conf.allow.acl), 0);
+	ck_assert_int_eq(acl_compile(&w->conf.exempt_clients.acl), 0);
 	ck_assert_int_eq(addr_parse("127.0.0.1:5301", 53, &w->up, &err), 0);
+	ck_assert_int_eq(addr_parse("127.0.0.1:5302", 53, &w->client, &err),
+	    0);
 	w->fw.zone = "example.";
 	w->fw.upstreams = &w->up;
 	w->fw.n_upstreams = 1;
@@ -100,6 +108,7 @@ world_new(struct world *w, uint32_t max_waiters)
 	ck_assert_ptr_nonnull(w->ctx.zones = zone_table_new(w->reg,
 	    &w->conf));
 	ck_assert_ptr_nonnull(w->ctx.cache = cache_new(1 << 20, &lim));
+	ck_assert_ptr_nonnull(w->ctx.admit = admit_new(&w->conf));
 	ck_assert_ptr_nonnull(w->ctx.fetches = fetch_ctx_new_on(&w->net.t,
 	    &s, query_fetch_done, &w->ctx));
 	LIST_INIT(&w->ctx.answering);
@@ -116,6 +125,7 @@ world_free(struct world *w)
 	zone_table_unref(w->ctx.zones);
 	upstream_registry_free(w->reg);
 	cache_free(w->ctx.cache);
+	admit_free(w->ctx.admit);
 	event_base_free(w->ctx.base);
 	w->conf.forwards = NULL;	/* not the config's to free */
 	w->conf.n_forwards = 0;
@@ -139,6 +149,7 @@ ask(struct world *w, uint16_t id, unsigned *rcode)
 	memset(&c, 0, sizeof(c));
 	c.ops = &ops;
 	c.transport = CLIENT_UDP;
+	c.peer = w->client;
 	wire_wr16(t.wire, id);
 	st = query_handle(&w->ctx, t.wire, t.len, &c, w->net.now, out,
 	    sizeof(out), &len);
