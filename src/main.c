@@ -143,16 +143,17 @@ struct routing {
 	struct zone_table	*new;
 };
 
-/* An entry stays if its name is forwarded as before: same zone, same
+/* An entry stays if its question is forwarded as before: same zone, same
  * upstreams. */
 static int
-routing_unchanged(const uint8_t *qname, size_t len, void *arg)
+routing_unchanged(const uint8_t *qname, size_t len, uint16_t qtype,
+    void *arg)
 {
 	const struct routing *r = arg;
 	const struct zone *a, *b;
 
-	a = zone_find(r->old, qname, len);
-	b = zone_find(r->new, qname, len);
+	a = zone_find(r->old, qname, len, qtype);
+	b = zone_find(r->new, qname, len, qtype);
 	return a != NULL && b != NULL && strcmp(a->name_str, b->name_str) == 0 &&
 	    zone_same_upstreams(a, b);
 }

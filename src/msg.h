@@ -61,6 +61,7 @@
 #define MSG_TYPE_NAPTR	35
 #define MSG_TYPE_DNAME	39
 #define MSG_TYPE_OPT	41
+#define MSG_TYPE_DS	43
 #define MSG_TYPE_RRSIG	46
 #define MSG_TYPE_IXFR	251
 #define MSG_TYPE_AXFR	252

@@ -182,7 +182,7 @@ fail:
 	return -1;
 }
 
-/* The forward zone of key's qname, or NULL if none. */
+/* The forward zone of key's question, or NULL if none. */
 static struct zone *
 query_zone(const struct query_ctx *ctx, const struct cache_key *key)
 {
@@ -190,7 +190,7 @@ query_zone(const struct query_ctx *ctx, const struct cache_key *key)
 	size_t len;
 
 	qname = cache_key_qname(key, &len);
-	return zone_find(ctx->zones, qname, len);
+	return zone_find(ctx->zones, qname, len, cache_key_qtype(key));
 }
 
 /*

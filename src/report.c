@@ -446,7 +446,7 @@ report_explain(const struct report *r, const char *name, uint16_t qtype,
 	if (explain_query(name, qtype, &q) == -1)
 		return -1;
 	z = zone_find(worker_context(r->worker)->zones, q.q.qname,
-	    q.q.qname_len);
+	    q.q.qname_len, qtype);
 	if (z != NULL && z->n_upstreams <= sizeof(order) / sizeof(order[0]))
 		n = upstream_order(z->upstreams, z->n_upstreams, z->policy,
 		    q.q.qname, q.q.qname_len, order);

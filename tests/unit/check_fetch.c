@@ -347,7 +347,7 @@ ask(struct world *w, const struct step *st)
 	client_query(st->name, &q);
 	cache_key_make(w->cache, &q.q, 0, 0, &key);
 	ck_assert_ptr_nonnull(z = zone_find(w->zones, key.data,
-	    q.q.qname_len));
+	    q.q.qname_len, q.q.qtype));
 	ck_assert_int_eq(fetch_join(w->ctx, &key, &q, w->zones, z, w->net.now,
 	    wt), st->n);
 	if (st->n >= 0)
