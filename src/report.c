@@ -171,6 +171,10 @@ static const struct {
 	{ "dnsdamper_upstream_tc_retries_total",
 	  "Truncated upstream answers asked again over TCP.",
 	  offsetof(struct upstream_stats, tc_retries) },
+	{ "dnsdamper_upstream_edns_fallbacks_total",
+	  "Queries asked again without EDNS after FORMERR or NOTIMP "
+	  "(RFC 6891 section 7).",
+	  offsetof(struct upstream_stats, edns_fallbacks) },
 };
 
 static void
@@ -218,21 +222,48 @@ report_upstream_stats(const struct report *r, const struct metrics_writer *w)
 	}
 }
 
+static double
+upstream_is_up(const struct upstream *u)
+{
+	return !u->down && !u->loop;
+}
+
+static double
+upstream_speaks_edns(const struct upstream *u)
+{
+	return !u->no_edns;
+}
+
+/* A gauge with one series per upstream. */
+static void
+upstream_gauge(const struct report *r, const struct metrics_writer *w,
+    const char *name, const char *help,
+    double (*value)(const struct upstream *))
+{
+	const struct upstream *u;
+	const char *labels[2];
+
+	w->family(w->ctx, name, "gauge", help);
+	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
+		labels[0] = "upstream";
+		labels[1] = u->name;
+		w->sample(w->ctx, name, labels, 1, value(u));
+	}
+	w->end_family(w->ctx);
+}
+
 static void
 report_upstream_state(const struct report *r, const struct metrics_writer *w)
 {
 	const struct upstream *u;
 	const char *labels[2];
 
-	w->family(w->ctx, "dnsdamper_upstream_up", "gauge",
-	    "1 if an upstream is up, 0 if marked down or a loop.");
-	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
-		labels[0] = "upstream";
-		labels[1] = u->name;
-		w->sample(w->ctx, "dnsdamper_upstream_up", labels, 1,
-		    !u->down && !u->loop);
-	}
-	w->end_family(w->ctx);
+	upstream_gauge(r, w, "dnsdamper_upstream_up",
+	    "1 if an upstream is up, 0 if marked down or a loop.",
+	    upstream_is_up);
+	upstream_gauge(r, w, "dnsdamper_upstream_edns",
+	    "1 if queries to an upstream carry EDNS, 0 while it is known not "
+	    "to speak it (RFC 6891 section 7).", upstream_speaks_edns);
 	w->family(w->ctx, "dnsdamper_upstream_rtt_seconds", "gauge",
 	    "Smoothed round-trip time of an upstream (RFC 6298).");
 	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
@@ -272,6 +303,13 @@ upstream_state(const struct upstream *u)
 	return u->loop ? "loop" : u->down ? "down" : "up";
 }
 
+/* "no" while u gets queries without OPT (RFC 6891 §7), else "yes". */
+static const char *
+upstream_edns_word(const struct upstream *u)
+{
+	return u->no_edns ? "no" : "yes";
+}
+
 static void
 json_upstream(struct evbuffer *out, const struct upstream *u)
 {
@@ -281,9 +319,10 @@ json_upstream(struct evbuffer *out, const struct upstream *u)
 	metrics_json_string(out, u->name);
 	evbuffer_add_printf(out, ", \"state\": \"%s\", "
 	    "\"srtt_ms\": %ld, \"rttvar_ms\": %ld, \"rto_ms\": %u, "
-	    "\"failures_in_a_row\": %u", upstream_state(u),
+	    "\"failures_in_a_row\": %u, \"edns\": \"%s\"", upstream_state(u),
 	    u->rtt.measured ? (long)u->rtt.srtt : -1L,
-	    u->rtt.measured ? (long)u->rtt.rttvar : -1L, u->rtt.rto, u->fails);
+	    u->rtt.measured ? (long)u->rtt.rttvar : -1L, u->rtt.rto, u->fails,
+	    upstream_edns_word(u));
 	evbuffer_add_printf(out, ", \"zones\": [");
 	for (st = u->stats; st != NULL; st = st->next) {
 		evbuffer_add_printf(out, "%s{\"zone\": ",
@@ -291,12 +330,14 @@ json_upstream(struct evbuffer *out, const struct upstream *u)
 		metrics_json_string(out, st->zone);
 		evbuffer_add_printf(out, ", \"queries\": "
 		    "%llu, \"answers\": %llu, \"timeouts\": %llu, "
-		    "\"failures\": %llu, \"tc_retries\": %llu}",
+		    "\"failures\": %llu, \"tc_retries\": %llu, "
+		    "\"edns_fallbacks\": %llu}",
 		    (unsigned long long)st->queries,
 		    (unsigned long long)st->answers,
 		    (unsigned long long)st->timeouts,
 		    (unsigned long long)st->failures,
-		    (unsigned long long)st->tc_retries);
+		    (unsigned long long)st->tc_retries,
+		    (unsigned long long)st->edns_fallbacks);
 	}
 	evbuffer_add_printf(out, "]}");
 }
@@ -304,9 +345,9 @@ json_upstream(struct evbuffer *out, const struct upstream *u)
 static void
 text_upstream_header(struct evbuffer *out)
 {
-	evbuffer_add_printf(out, "%-28s %-5s %8s %8s %6s  %-20s %9s %9s %9s "
-	    "%9s\n", "UPSTREAM", "STATE", "SRTT", "RTO", "FAILS", "ZONE",
-	    "QUERIES", "ANSWERS", "TIMEOUTS", "FAILURES");
+	evbuffer_add_printf(out, "%-28s %-5s %-4s %8s %8s %6s  %-20s %9s %9s "
+	    "%9s %9s\n", "UPSTREAM", "STATE", "EDNS", "SRTT", "RTO", "FAILS",
+	    "ZONE", "QUERIES", "ANSWERS", "TIMEOUTS", "FAILURES");
 }
 
 /* One line per zone the upstream serves (one line if none yet). */
@@ -321,8 +362,9 @@ text_upstream(struct evbuffer *out, const struct upstream *u)
 	else
 		snprintf(srtt, sizeof(srtt), "-");
 	do {
-		evbuffer_add_printf(out, "%-28s %-5s %8s %6ums %6u  ", u->name,
-		    upstream_state(u), srtt, u->rtt.rto, u->fails);
+		evbuffer_add_printf(out, "%-28s %-5s %-4s %8s %6ums %6u  ",
+		    u->name, upstream_state(u), upstream_edns_word(u), srtt,
+		    u->rtt.rto, u->fails);
 		if (st == NULL) {
 			evbuffer_add_printf(out, "%-20s\n", "-");
 			break;

@@ -69,8 +69,10 @@ FAMILIES = {
     "dnsdamper_upstream_timeouts_total": "counter",
     "dnsdamper_upstream_failures_total": "counter",
     "dnsdamper_upstream_tc_retries_total": "counter",
+    "dnsdamper_upstream_edns_fallbacks_total": "counter",
     "dnsdamper_upstream_response_seconds": "histogram",
     "dnsdamper_upstream_up": "gauge",
+    "dnsdamper_upstream_edns": "gauge",
     "dnsdamper_upstream_rtt_seconds": "gauge",
 }
 
