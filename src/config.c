@@ -196,29 +196,36 @@ config_forward_defaults(struct config_forward *fw)
 	fw->max_inflight = 0;
 }
 
+/*
+ * Append a copy of the size octets at elem to the array at *arrp (a
+ * pointer to any object type) of *n elements. Returns 0, or -1 if out of
+ * memory (the array intact).
+ */
+static int
+config_append(void *arrp, size_t *n, size_t size, const void *elem)
+{
+	void *arr, *grown;
+
+	memcpy(&arr, arrp, sizeof(arr));
+	if ((grown = reallocarray(arr, *n + 1, size)) == NULL)
+		return -1;
+	memcpy((char *)grown + *n * size, elem, size);
+	memcpy(arrp, &grown, sizeof(grown));
+	(*n)++;
+	return 0;
+}
+
 int
 config_add_addr(struct addr **arr, size_t *n, const struct addr *a)
 {
-	struct addr *na;
-
-	if ((na = reallocarray(*arr, *n + 1, sizeof(*na))) == NULL)
-		return -1;
-	na[(*n)++] = *a;
-	*arr = na;
-	return 0;
+	return config_append(arr, n, sizeof(*a), a);
 }
 
 int
 config_add_forward(struct config *conf, const struct config_forward *fw)
 {
-	struct config_forward *n;
-
-	n = reallocarray(conf->forwards, conf->n_forwards + 1, sizeof(*n));
-	if (n == NULL)
-		return -1;
-	n[conf->n_forwards++] = *fw;
-	conf->forwards = n;
-	return 0;
+	return config_append(&conf->forwards, &conf->n_forwards, sizeof(*fw),
+	    fw);
 }
 
 /* Drop the hosts files of conf. */
@@ -237,7 +244,7 @@ config_free_hosts_files(struct config *conf)
 int
 config_add_hosts_file(struct config *conf, const char *path)
 {
-	char **n, *copy;
+	char *copy;
 
 	if (conf->hosts_file_default || strcmp(path, CONFIG_NONE) == 0) {
 		config_free_hosts_files(conf);
@@ -245,44 +252,27 @@ config_add_hosts_file(struct config *conf, const char *path)
 	}
 	if (strcmp(path, CONFIG_NONE) == 0)
 		return 0;
-	if ((copy = strdup(path)) == NULL)
-		return -1;
-	n = reallocarray(conf->hosts_files, conf->n_hosts_files + 1,
-	    sizeof(*n));
-	if (n == NULL) {
+	if ((copy = strdup(path)) == NULL ||
+	    config_append(&conf->hosts_files, &conf->n_hosts_files,
+	    sizeof(copy), &copy) == -1) {
 		free(copy);
 		return -1;
 	}
-	n[conf->n_hosts_files++] = copy;
-	conf->hosts_files = n;
 	return 0;
 }
 
 int
 config_add_local_zone(struct config *conf, const struct config_local_zone *lz)
 {
-	struct config_local_zone *n;
-
-	n = reallocarray(conf->local_zones, conf->n_local_zones + 1,
-	    sizeof(*n));
-	if (n == NULL)
-		return -1;
-	n[conf->n_local_zones++] = *lz;
-	conf->local_zones = n;
-	return 0;
+	return config_append(&conf->local_zones, &conf->n_local_zones,
+	    sizeof(*lz), lz);
 }
 
 int
 config_add_local_data(struct config *conf, const struct config_local_data *ld)
 {
-	struct config_local_data *n;
-
-	n = reallocarray(conf->local_data, conf->n_local_data + 1, sizeof(*n));
-	if (n == NULL)
-		return -1;
-	n[conf->n_local_data++] = *ld;
-	conf->local_data = n;
-	return 0;
+	return config_append(&conf->local_data, &conf->n_local_data,
+	    sizeof(*ld), ld);
 }
 
 int

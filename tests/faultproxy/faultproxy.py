@@ -319,28 +319,21 @@ FORGED_AAAA = bytes.fromhex("20010db8000000000000000000000066")
 def question_end(msg):
     """Offset just past the only question of msg (QDCOUNT must be 1, the
     qname uncompressed), or -1."""
-    n = len(msg)
-    if n < 12 or msg[4] != 0 or msg[5] != 1:
+    if len(msg) < 12 or msg[4] != 0 or msg[5] != 1:
         return -1
-    i = 12
-    while i < n:
-        length = msg[i]
-        if length == 0:
-            return i + 5 if i + 5 <= n else -1
-        if length & 0xC0:
-            return -1
-        i += 1 + length
-    return -1
+    end = skip_name(msg, 12, pointers=False)
+    return end + 4 if 0 <= end <= len(msg) - 4 else -1
 
 
-def skip_name(msg, i):
-    """Offset just past the (possibly compressed) name at i, or -1."""
+def skip_name(msg, i, pointers=True):
+    """Offset just past the name at i, or -1 (also for a compression
+    pointer, unless pointers)."""
     n = len(msg)
     while i < n:
         length = msg[i]
         if length == 0:
             return i + 1
-        if length & 0xC0 == 0xC0:
+        if length & 0xC0 == 0xC0 and pointers:
             return i + 2 if i + 2 <= n else -1
         if length & 0xC0:
             return -1
