@@ -345,7 +345,9 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 	struct cache_result res;
 	struct cache_key key;
 	struct msg_query q;
+	const uint8_t *qname;
 	unsigned rcode;
+	size_t qname_len;
 	int drop;
 
 	rcode = query_parse(ctx, pkt, len, &q, &drop);
@@ -358,13 +360,15 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 	reply_opts(ctx, &q, c->transport, &opts);
 	if (rcode != MSG_RCODE_NOERROR)
 		goto error;
-	/* RFC 6761 §6.3: localhost names never go upstream. */
-	if ((*outlen = localdata_answer(&q, &opts, out, cap)) > 0) {
+	cache_key_make(ctx->cache, &q.q, q.edns.do_bit,
+	    (q.flags & MSG_FLAG_CD) != 0, &key);
+	/* Local names never go upstream (RFC 6761, RFC 6303). */
+	qname = cache_key_qname(&key, &qname_len);
+	if ((*outlen = localdata_answer(ctx->local, &q, qname, &opts,
+	    ctx->scratch, sizeof(ctx->scratch), out, cap)) > 0) {
 		source = METRICS_FROM_LOCAL;
 		goto answered;
 	}
-	cache_key_make(ctx->cache, &q.q, q.edns.do_bit,
-	    (q.flags & MSG_FLAG_CD) != 0, &key);
 	cache_lookup(ctx->cache, &key, &q, &opts, now, out, cap, &res);
 	m->cache_hits += res.state != CACHE_ABSENT;
 	m->cache_misses += res.state == CACHE_ABSENT;

@@ -9,6 +9,7 @@
 #include <ldns/ldns.h>
 
 #include "fetch.h"
+#include "localzone.h"
 #include "report.h"
 #include "upstream.h"
 #include "worker.h"
@@ -452,16 +453,125 @@ explain_cache(const struct report *r, const struct msg_query *q,
 	evbuffer_add_printf(out, "}");
 }
 
+/* "file:line", or "?" for a place not known. */
 static void
-explain_text(const struct zone *z, struct upstream **order, size_t n,
-    const char *name, uint16_t qtype, struct evbuffer *out)
+place(const char *file, int line, struct evbuffer *out)
+{
+	if (file != NULL)
+		evbuffer_add_printf(out, "%s:%d", file, line);
+	else
+		evbuffer_add_printf(out, "?");
+}
+
+/*
+ * What made the local verdict res, in words: the source of the records
+ * that made the name local, else the rule of the zone that decided.
+ */
+static void
+local_rule_text(const struct localzone_result *res, struct evbuffer *out)
+{
+	const struct localzone_rrset *c = res->cause;
+	const struct localzone_zone *z = res->zone;
+
+	if (c != NULL && c->source != LOCALZONE_BUILT_IN) {
+		evbuffer_add_printf(out, "%s ",
+		    localzone_source_name(c->source));
+		place(c->file, c->line, out);
+		return;
+	}
+	switch (z->rule) {
+	case LOCALZONE_DEFAULT:
+		evbuffer_add_printf(out, "the default zone %s (%s)", z->name,
+		    localzone_type_name(z->type));
+		break;
+	case LOCALZONE_LOCAL_ZONE:
+		evbuffer_add_printf(out, "local-zone %s %s at ", z->name,
+		    localzone_type_name(z->type));
+		place(z->file, z->line, out);
+		break;
+	case LOCALZONE_NAME:
+		evbuffer_add_printf(out, "the local name %s", z->name);
+		break;
+	case LOCALZONE_FORWARD:
+		evbuffer_add_printf(out, "forward %s at ", z->name);
+		place(z->file, z->line, out);
+		evbuffer_add_printf(out, ", below a default zone");
+		break;
+	}
+}
+
+/* The local line; 1 if the name is answered locally, else 0. */
+static int
+explain_local_text(const struct localzone_result *res, struct evbuffer *out)
+{
+	if (res->zone == NULL) {
+		evbuffer_add_printf(out, "local      none\n");
+		return 0;
+	}
+	if (res->verdict == LOCALZONE_NONE)
+		evbuffer_add_printf(out, "local      forwarded, through ");
+	else
+		evbuffer_add_printf(out, "local      %s by ",
+		    localzone_verdict_name(res->verdict));
+	local_rule_text(res, out);
+	evbuffer_add_printf(out, "\n");
+	return res->verdict != LOCALZONE_NONE;
+}
+
+/* The "local" member: null, or what answers the name and why. */
+static void
+explain_local_json(const struct localzone_result *res, struct evbuffer *out)
+{
+	const struct localzone_rrset *c = res->cause;
+	const struct localzone_zone *z = res->zone;
+	const char *file;
+	int line;
+
+	if (z == NULL) {
+		evbuffer_add_printf(out, "\"local\": null");
+		return;
+	}
+	evbuffer_add_printf(out, "\"local\": {\"verdict\": \"%s\", \"zone\": ",
+	    res->verdict == LOCALZONE_NONE ? "forwarded" :
+	    localzone_verdict_name(res->verdict));
+	metrics_json_string(out, z->name);
+	evbuffer_add_printf(out, ", \"zone_type\": \"%s\", \"rule\": \"%s\", "
+	    "\"source\": ", localzone_type_name(z->type),
+	    localzone_rule_name(z->rule));
+	if (c != NULL && c->source != LOCALZONE_BUILT_IN) {
+		evbuffer_add_printf(out, "\"%s\"",
+		    localzone_source_name(c->source));
+		file = c->file;
+		line = c->line;
+	} else {
+		evbuffer_add_printf(out, "null");
+		file = z->file;
+		line = z->line;
+	}
+	evbuffer_add_printf(out, ", \"file\": ");
+	if (file != NULL)
+		metrics_json_string(out, file);
+	else
+		evbuffer_add_printf(out, "null");
+	evbuffer_add_printf(out, ", \"line\": %d}", line);
+}
+
+static void
+explain_name(const char *name, uint16_t qtype, struct evbuffer *out)
 {
 	char *type = ldns_rr_type2str(qtype);
-	size_t i;
 
 	evbuffer_add_printf(out, "name       %s %s\n", name,
 	    type != NULL ? type : "?");
 	free(type);
+}
+
+static void
+explain_text(const struct zone *z, struct upstream **order, size_t n,
+    struct evbuffer *out)
+{
+	size_t i;
+
 	if (z == NULL) {
 		evbuffer_add_printf(out, "zone       none: answered REFUSED\n");
 		return;
@@ -480,6 +590,8 @@ int
 report_explain(const struct report *r, const char *name, uint16_t qtype,
     uint64_t now, enum report_format f, struct evbuffer *out)
 {
+	const struct query_ctx *ctx = worker_context(r->worker);
+	struct localzone_result local;
 	struct upstream *order[64];
 	struct msg_query q;
 	const struct zone *z;
@@ -487,13 +599,16 @@ report_explain(const struct report *r, const char *name, uint16_t qtype,
 
 	if (explain_query(name, qtype, &q) == -1)
 		return -1;
-	z = zone_find(worker_context(r->worker)->zones, q.q.qname,
-	    q.q.qname_len, qtype);
+	localzone_lookup(ctx->local, q.q.qname, q.q.qname_len, qtype, &local);
+	z = zone_find(ctx->zones, q.q.qname, q.q.qname_len, qtype);
 	if (z != NULL && z->n_upstreams <= sizeof(order) / sizeof(order[0]))
 		n = upstream_order(z->upstreams, z->n_upstreams, z->policy,
 		    q.q.qname, q.q.qname_len, order);
 	if (f == REPORT_TEXT) {
-		explain_text(z, order, n, name, qtype, out);
+		explain_name(name, qtype, out);
+		if (explain_local_text(&local, out))
+			return 0;
+		explain_text(z, order, n, out);
 		explain_cache(r, &q, now, f, out);
 		return 0;
 	}
@@ -513,6 +628,8 @@ report_explain(const struct report *r, const char *name, uint16_t qtype,
 		json_upstream(out, order[i]);
 	}
 	evbuffer_add_printf(out, "], ");
+	explain_local_json(&local, out);
+	evbuffer_add_printf(out, ", ");
 	explain_cache(r, &q, now, f, out);
 	evbuffer_add_printf(out, "}\n");
 	return 0;
