@@ -8,6 +8,7 @@
 #include "cache.h"
 #include "clock.h"
 #include "localdata.h"
+#include "localzone.h"
 #include "log.h"
 #include "msg.h"
 #include "prefetch.h"
@@ -221,9 +222,23 @@ query_prefetch(struct query_ctx *ctx, const struct msg_query *q,
 		query_refresh(ctx, q, key, zone, now);
 }
 
+/* 1 if key's question is answered locally: it is never fetched. */
+static int
+query_is_local(const struct query_ctx *ctx, const struct cache_key *key)
+{
+	struct localzone_result res;
+	const uint8_t *qname;
+	size_t len;
+
+	qname = cache_key_qname(key, &len);
+	localzone_lookup(ctx->local, qname, len, cache_key_qtype(key), &res);
+	return res.verdict != LOCALZONE_NONE;
+}
+
 /*
  * r answered the SRV question of key: fetch the addresses of its targets
- * that prefetch says are due, unless srv-prefetch-targets is off.
+ * that prefetch says are due and that are not local names, unless
+ * srv-prefetch-targets is off.
  */
 static void
 query_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
@@ -241,6 +256,8 @@ query_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
 	for (i = 0; i < n; i++) {
 		cache_key_make(ctx->cache, &qs[i].q, cache_key_do(key),
 		    cache_key_cd(key), &tkey);
+		if (query_is_local(ctx, &tkey))
+			continue;
 		cache_lookup(ctx->cache, &tkey, &qs[i], NULL, now, NULL, 0,
 		    &res);
 		zone = query_zone(ctx, &tkey);

@@ -277,3 +277,30 @@ def test_bad_reload_keeps_the_local_data(dnsdamper, bind):
     r = query.udp(d.port, "www.static.lz.test")
     assert _rrs(r) == [("www.static.lz.test.", "A", 300, "192.0.2.41")]
     assert query.udp(d.port, "x.refuse.lz.test").rcode == dns.rcode.REFUSED
+
+
+def test_local_srv_target_is_not_prefetched(tmp_path, dnsdamper, new_bind,
+                                            bind):
+    """An SRV answer from upstream whose target is a hosts-file name: the
+    target's addresses are not fetched ahead (srv-prefetch-targets), since
+    clients get them locally."""
+    ns = new_bind("srv", {"srvl.test": zone("srvl.test", 300, [
+        "_web._tcp SRV 0 0 80 web", "web A 192.0.2.72",
+        "_far._tcp SRV 0 0 80 far", "far A 192.0.2.73"])})
+    hosts = _hosts(tmp_path, "192.0.2.71 web.srvl.test\n")
+    d = dnsdamper([Forward("srvl.test", [ns]), Forward(".", [bind])],
+                  extra=[f"hosts-file {hosts}"])
+    mark = ns.mark()
+    r = query.udp(d.port, "_web._tcp.srvl.test", "SRV")
+    assert r.rcode == dns.rcode.NOERROR and r.msg.answer, r.text()
+    # a target that is not local is fetched ahead, A and AAAA: the
+    # control that prefetching is on
+    query.udp(d.port, "_far._tcp.srvl.test", "SRV")
+    deadline = time.monotonic() + 2.0
+    while ns.count("far.srvl.test", since=mark) < 2 and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ns.count("far.srvl.test", since=mark) == 2, ns.queries(mark)
+    assert ns.count("web.srvl.test", since=mark) == 0, ns.queries(mark)
+    assert query.addresses(query.udp(d.port, "web.srvl.test")) == \
+        {"192.0.2.71"}
