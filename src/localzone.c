@@ -70,6 +70,9 @@ struct walk {
 	const struct localzone_node *zone_node;	/* the closest zone's, or
 						 * NULL */
 	size_t			 zone_off;	/* its name's offset */
+	const struct localzone_node *above;	/* the closest zone's above
+						 * that one, or NULL */
+	size_t			 above_off;
 	const struct localzone_node *exact;	/* qname's own, or NULL */
 };
 
@@ -131,9 +134,7 @@ walk(const struct localzone_table *t, const uint8_t *qname, size_t len,
 	uint64_t h = t->seed;
 	size_t i = name_labels(qname, len, offs);
 
-	w->zone_node = NULL;
-	w->zone_off = 0;
-	w->exact = NULL;
+	memset(w, 0, sizeof(*w));
 	if (t->root != SIZE_MAX) {
 		node = &t->nodes[t->root];
 		if (node->zone != NULL) {
@@ -149,6 +150,8 @@ walk(const struct localzone_table *t, const uint8_t *qname, size_t len,
 		    len - offs[i])) == NULL)
 			return;
 		if (node->zone != NULL) {
+			w->above = w->zone_node;
+			w->above_off = w->zone_off;
 			w->zone_node = node;
 			w->zone_off = offs[i];
 		}
@@ -891,6 +894,16 @@ localzone_lookup(const struct localzone_table *t, const uint8_t *qname,
 
 	memset(res, 0, sizeof(*res));
 	walk(t, qname, qname_len, &w);
+	/*
+	 * DS at a forward zone's name is the parent side's (RFC 4035 §5):
+	 * below a default zone, that is the default zone, served here.
+	 */
+	if (qtype == MSG_TYPE_DS && w.zone_node != NULL &&
+	    w.zone_node == w.exact &&
+	    w.zone_node->zone->rule == LOCALZONE_FORWARD) {
+		w.zone_node = w.above;
+		w.zone_off = w.above_off;
+	}
 	if (w.zone_node == NULL)
 		return;
 	z = res->zone = w.zone_node->zone;

@@ -160,7 +160,8 @@ size_t	localzone_table_names(const struct localzone_table *t);
  * (uncompressed wire, folded to lower case (RFC 4343), qname_len octets,
  * class IN), into *res (everything in it lives as long as t). A CNAME at
  * qname answers any other qtype (the client follows it, RFC 1034
- * §3.6.2).
+ * §3.6.2). DS at the name of a forward zone below a default zone is the
+ * default zone's to answer (RFC 4035 §5: DS is the parent side's).
  */
 void	localzone_lookup(const struct localzone_table *t,
 	    const uint8_t *qname, size_t qname_len, uint16_t qtype,

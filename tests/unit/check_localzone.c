@@ -221,6 +221,11 @@ START_TEST(precedence)
 	ck_assert_int_eq(res.zone->line, 2);
 	assert_verdict(t, "1.1.6.10.in-addr.arpa.", MSG_TYPE_PTR,
 	    LOCALZONE_NXDOMAIN, "10.in-addr.arpa.");
+	/* its DS is the parent's (RFC 4035 §5): the default zone's, empty */
+	assert_verdict(t, "5.10.in-addr.arpa.", MSG_TYPE_DS, LOCALZONE_NODATA,
+	    "10.in-addr.arpa.");
+	assert_verdict(t, "1.5.10.in-addr.arpa.", MSG_TYPE_DS, LOCALZONE_NONE,
+	    "5.10.in-addr.arpa.");
 	localzone_table_unref(t);
 
 	t = table_of("local-zone 10.in-addr.arpa transparent\n"
