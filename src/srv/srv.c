@@ -75,6 +75,35 @@ uniform(const struct srv_random *rnd, uint64_t range)
 	return r % range;
 }
 
+/*
+ * RFC 2782 leaves the order among weight-0 records open. In canonical
+ * order every host would try the same one first whenever a priority has
+ * only weight-0 records; a Fisher-Yates shuffle of each priority's
+ * weight-0 block (rrs[i..n) is sorted) spreads them as a server's
+ * rotation would, from the same random source, so a seed still fixes it.
+ */
+static void
+shuffle_weight_zero(struct srv_rr *rrs, size_t n,
+    const struct srv_random *rnd)
+{
+	struct srv_rr tmp;
+	size_t i = 0, k, j;
+
+	while (i < n) {
+		for (k = i; k < n && rrs[k].priority == rrs[i].priority &&
+		    rrs[k].weight == 0; k++)
+			;
+		for (; k > i + 1; k--) {
+			j = i + uniform(rnd, k - i);
+			tmp = rrs[k - 1];
+			rrs[k - 1] = rrs[j];
+			rrs[j] = tmp;
+		}
+		while (++i < n && rrs[i].priority == rrs[i - 1].priority)
+			;
+	}
+}
+
 void
 srv_iter_init(struct srv_iter *it, struct srv_rr *rrs, size_t n,
     const struct srv_random *rnd)
@@ -83,8 +112,10 @@ srv_iter_init(struct srv_iter *it, struct srv_rr *rrs, size_t n,
 	it->n = n;
 	it->next = 0;
 	it->rnd = *rnd;
-	if (n > 1)
+	if (n > 1) {
 		qsort(rrs, n, sizeof(*rrs), canonical_cmp);
+		shuffle_weight_zero(rrs, n, &it->rnd);
+	}
 }
 
 /*

@@ -7,6 +7,7 @@ fixture and by benchmarks.
     fp.set(outage=True)     # replace the faults now (control socket)
     fp.clear()              # back to the flags and the schedule
     fp.stats()              # counters
+    fp.timeline()           # queries per second of the proxy's clock
     fp.stop()               # SIGTERM by PID; returns the final counters
 """
 
@@ -52,11 +53,13 @@ class FaultProxy:
     """One faultproxy process. faults are its command-line flags (keys as
     in the control protocol: delay_mean, loss, spoof_kind, ...); schedule a
     path or a dict written to a file; lifetime a safety bound in s after
-    which the proxy exits by itself."""
+    which the proxy exits by itself; listen_port 0 for any free port, or
+    one the caller picked (to write it into configurations before the
+    proxy starts)."""
 
     def __init__(self, workdir, upstream_port, *, upstream_host="127.0.0.1",
-                 listen_host="127.0.0.1", schedule=None, seed=None,
-                 lifetime=600, extra=(), **faults):
+                 listen_host="127.0.0.1", listen_port=0, schedule=None,
+                 seed=None, lifetime=600, extra=(), **faults):
         for host in (upstream_host, listen_host):
             if not ipaddress.ip_address(host).is_loopback:
                 raise ValueError(f"{host} is not a loopback address")
@@ -68,6 +71,7 @@ class FaultProxy:
             self.control_path = Path(tempfile.mkdtemp(prefix="fp")) / "c"
         self.upstream = (upstream_host, upstream_port)
         self.listen_host = listen_host
+        self.listen_port = listen_port
         self.schedule_path = None
         if isinstance(schedule, dict):
             self.schedule_path = self.dir / "schedule.json"
@@ -81,13 +85,15 @@ class FaultProxy:
         self.proc = None
         self.port = None
         self.started = None      # monotonic instant the proxy was ready
+        self.t0 = None           # monotonic instant of its clock's 0
         self.final_stats = None
 
     def argv(self):
         host, port = self.upstream
         up = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        listen = f"[{self.listen_host}]:0" if ":" in self.listen_host \
-            else f"{self.listen_host}:0"
+        listen = f"[{self.listen_host}]:{self.listen_port}" \
+            if ":" in self.listen_host \
+            else f"{self.listen_host}:{self.listen_port}"
         argv = [PYTHON, str(PROGRAM), "--listen", listen, "--upstream", up,
                 "--control", str(self.control_path)]
         if self.seed is not None:
@@ -102,7 +108,9 @@ class FaultProxy:
 
     def start(self, timeout=10.0):
         """Start the proxy; return self once it has printed its port and
-        its control socket answers."""
+        its control socket answers. t0 is then the monotonic instant of
+        the proxy's clock 0 (the origin of its schedule and timeline), to
+        within half the control socket's round trip."""
         self.proc = proc.spawn(self.argv(), self.log_path, cwd=self.dir)
         deadline = time.monotonic() + timeout
         while self.port is None:
@@ -120,7 +128,9 @@ class FaultProxy:
                 raise FaultProxyError(f"faultproxy not ready within "
                                       f"{timeout}s:\n{self.log_text()}")
             time.sleep(0.02)
-        self.command({"get": None})
+        before = time.monotonic()
+        uptime = self.command({"get": None})["uptime"]
+        self.t0 = (before + time.monotonic()) / 2 - uptime
         return self
 
     # --- control socket ------------------------------------------------
@@ -163,6 +173,11 @@ class FaultProxy:
     def reset(self):
         """Zero the counters; returns them as they were."""
         return self.command({"reset": None})["stats"]
+
+    def timeline(self):
+        """{series: [queries in second 0, 1, ... of the proxy's clock]}
+        (README.md, "Timeline"); reset() does not touch it."""
+        return self.command({"timeline": None})["timeline"]
 
     # --- process -----------------------------------------------------
 

@@ -69,6 +69,19 @@ COUNTERS = (
     "answered", "client_gone", "tcp_connections", "tcp_closed_outage",
 )
 
+# The per-second timeline ({"timeline": null}): for each of its series,
+# how many queries of that fate arrived in second s of the proxy's clock
+# (0 = when it started listening), kept for the first TIMELINE_MAX_S s
+# only. Counters that feed a series, and the series they feed:
+TIMELINE_OF = {
+    "received_udp": "received", "received_tcp": "received",
+    "forwarded": "forwarded", "servfail": "servfail", "refused": "refused",
+    "dropped_outage": "dropped_outage", "dropped_loss": "dropped_loss",
+}
+TIMELINE = ("received", "forwarded", "servfail", "refused",
+            "dropped_outage", "dropped_loss")
+TIMELINE_MAX_S = 86400
+
 
 class ConfigError(ValueError):
     """A bad flag, fault setting or schedule: the message says which."""
@@ -496,6 +509,7 @@ class Proxy:
         self.c = dict.fromkeys(COUNTERS, 0)
         self.c["delay_ms_total"] = 0.0
         self.t0 = time.monotonic()
+        self.timeline = {k: [] for k in TIMELINE}
         self.loop = None
         self.udp = None           # transport of the listening UDP socket
         self.up_udp = None        # transport of the upstream UDP socket
@@ -536,26 +550,47 @@ class Proxy:
     def chance(self, p):
         return p > 0.0 and (p >= 1.0 or self.rng.random() < p)
 
+    # counting
+
+    def count(self, name):
+        """One more of counter name, and in its timeline series if it
+        feeds one."""
+        self.c[name] += 1
+        series = TIMELINE_OF.get(name)
+        if series is None:
+            return
+        s = int(time.monotonic() - self.t0)
+        if s >= TIMELINE_MAX_S:
+            return
+        bins = self.timeline[series]
+        if len(bins) <= s:
+            bins.extend([0] * (s + 1 - len(bins)))
+        bins[s] += 1
+
+    def timeline_now(self):
+        """Every series, each padded with 0 up to the current second."""
+        n = min(int(time.monotonic() - self.t0) + 1, TIMELINE_MAX_S)
+        return {k: v + [0] * (n - len(v)) for k, v in self.timeline.items()}
+
     # one query, UDP or TCP
 
     def admit(self, query, addr, tcp):
         """Count query (from UDP client addr, or TCP client tcp) and apply
         the faults decided on arrival. Returns (faults, question end) to
         forward it, or None when it was dropped or answered here."""
-        c = self.c
-        c["received_tcp" if tcp else "received_udp"] += 1
+        self.count("received_tcp" if tcp else "received_udp")
         qend = question_end(query)
         if qend < 0 or query[2] & QR:
-            c["malformed"] += 1
+            self.c["malformed"] += 1
             return None
         f = self.current()
         if f.outage:
-            c["dropped_outage"] += 1
+            self.count("dropped_outage")
             if tcp is not None:
                 tcp.close()
             return None
         if self.chance(f.loss):
-            c["dropped_loss"] += 1
+            self.count("dropped_loss")
             return None
         if f.no_edns and has_opt(query, qend):
             c["formerr_edns"] += 1
@@ -567,7 +602,8 @@ class Proxy:
             rcode = RCODE_SERVFAIL if u < f.servfail else \
                 RCODE_REFUSED if u < f.servfail + f.refused else 0
             if rcode:
-                c["servfail" if rcode == RCODE_SERVFAIL else "refused"] += 1
+                self.count("servfail" if rcode == RCODE_SERVFAIL
+                           else "refused")
                 self.deliver(f, error_reply(query, qend, rcode), qend, None,
                              addr, tcp)
                 return None
@@ -621,7 +657,7 @@ class Proxy:
         if uid is None:
             self.c["upstream_errors"] += 1
             return
-        self.c["forwarded"] += 1
+        self.count("forwarded")
         self.up_udp.sendto(struct.pack("!H", uid) + query[2:])
 
     def on_udp_answer(self, answer):
@@ -661,7 +697,7 @@ class Proxy:
         if uid is None:
             self.c["upstream_errors"] += 1
             return
-        self.c["forwarded"] += 1
+        self.count("forwarded")
         conn.forward(struct.pack("!H", uid) + query[2:])
 
     def on_tcp_answer(self, conn, answer):
@@ -818,7 +854,7 @@ def control_reply(proxy, line):
         return {"ok": False, "error": f"not JSON: {e}"}
     if not isinstance(req, dict) or len(req) != 1:
         return {"ok": False, "error": "expected one object with one key: "
-                "set, get, stats or reset"}
+                "set, get, stats, reset or timeline"}
     (cmd, arg), = req.items()
     if cmd == "set":
         if arg is None:
@@ -834,9 +870,12 @@ def control_reply(proxy, line):
         return {"ok": True, "stats": proxy.stats()}
     elif cmd == "reset":
         return {"ok": True, "stats": proxy.reset()}
+    elif cmd == "timeline":
+        return {"ok": True, "timeline": proxy.timeline_now(),
+                "uptime": round(time.monotonic() - proxy.t0, 3)}
     elif cmd != "get":
         return {"ok": False, "error": f"unknown command {cmd!r}: expected "
-                "set, get, stats or reset"}
+                "set, get, stats, reset or timeline"}
     source, phase = proxy.source()
     return {"ok": True, "faults": proxy.current().to_dict(),
             "source": source, "phase": phase,

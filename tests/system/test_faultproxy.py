@@ -407,6 +407,61 @@ def test_control_protocol(bind, faultproxy):
     expect(fp)
 
 
+def test_timeline_counts_each_second(bind, faultproxy):
+    """{"timeline": null} puts each query in the second of the proxy's
+    clock it arrived in; fp.t0 puts that clock on ours. Sent: 2 queries
+    answered SERVFAIL in one second, then 1 lost and 3 forwarded (2 UDP,
+    1 TCP) in the next. Each group starts at least 0.1 s past a second
+    boundary and takes far less than 0.8 s, so every query's second is
+    known from our clock. The proxy listens on a port picked here."""
+    port = ports.free_port()
+    fp = faultproxy(bind, listen_port=port)
+    assert fp.port == port
+
+    def second_start():
+        """Sleep to 0.1 s past the next boundary; that second's number."""
+        s = int(time.monotonic() - fp.t0) + 1
+        time.sleep(max(0.0, fp.t0 + s + 0.1 - time.monotonic()))
+        return s
+
+    fp.set(servfail=1.0)
+    a = second_start()
+    for _ in range(2):
+        assert query.udp(fp.port, "fp-tl.example.test").rcode == \
+            dns.rcode.SERVFAIL
+    assert time.monotonic() - fp.t0 < a + 0.9
+    fp.set(loss=1.0)
+    b = second_start()
+    no_udp_answer(fp.port, "fp-tl.example.test", timeout=0.2)
+    fp.set()
+    query.udp(fp.port, "fp-tl.example.test")
+    query.udp(fp.port, "fp-tl.example.test")
+    query.tcp(fp.port, "fp-tl.example.test")
+    assert time.monotonic() - fp.t0 < b + 0.9
+    tl = fp.timeline()
+    n = int(time.monotonic() - fp.t0) + 1
+    assert set(tl) == {"received", "forwarded", "servfail", "refused",
+                       "dropped_outage", "dropped_loss"}, tl
+    assert {len(v) for v in tl.values()} <= {n - 1, n}, tl
+
+    def only(series, **at):
+        want = [0] * len(tl[series])
+        for s, count in at.items():
+            want[int(s[1:])] = count
+        assert tl[series] == want, (series, tl)
+    only("received", **{f"s{a}": 2, f"s{b}": 4})
+    only("servfail", **{f"s{a}": 2})
+    only("dropped_loss", **{f"s{b}": 1})
+    only("forwarded", **{f"s{b}": 3})
+    only("refused")
+    only("dropped_outage")
+    # the counters agree, and reset zeroes them but not the timeline
+    st = fp.reset()
+    assert (st["received_udp"] + st["received_tcp"], st["forwarded"]) == \
+        (6, 3), st
+    assert fp.timeline()["received"][:b + 1] == tl["received"][:b + 1]
+
+
 def test_stop_prints_final_counters(bind, faultproxy):
     fp = faultproxy(bind)
     query.udp(fp.port, WWW)

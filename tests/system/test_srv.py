@@ -115,6 +115,14 @@ def lab_zone(primary, backup):
         f"_w._tcp SRV 10 3 {backup} wb",
         "wa A 127.0.0.1",
         "wb A 127.0.0.1",
+        # three weight-0 records at one priority: their order is the
+        # shuffle's, so hosts do not all try the same one first
+        f"_z._tcp SRV 10 0 {primary} za",
+        f"_z._tcp SRV 10 0 {primary} zb",
+        f"_z._tcp SRV 10 0 {primary} zc",
+        "za A 127.0.0.1",
+        "zb A 127.0.0.1",
+        "zc A 127.0.0.1",
         # S-NAPTR (RFC 3958): the apex says "look at chain" (flags ""),
         # chain says "SRV at _lab._tcp" (flags "S"); a worse ORDER
         # points at _spare._tcp; better-ordered records of another
@@ -291,11 +299,21 @@ def uniform(gen, n):
 def rfc2782_order(records, seed):
     """RFC 2782's order of records (priority, weight, port, target): the
     canonical order first (priority; weight 0 first; target, port,
-    weight), then for each position a draw r in [0, sum] over the
-    lowest priority left, the first record whose running sum >= r."""
+    weight), each priority's weight-0 records shuffled (Fisher-Yates: for
+    m from k down to 2, swap w[m-1] with w[j], j drawn in [0, m)), then
+    for each position a draw r in [0, sum] over the lowest priority left,
+    the first record whose running sum >= r."""
     gen = splitmix64(seed)
     rest = sorted(records, key=lambda r: (r[0], r[1] != 0, r[3].lower(),
                                           r[2], r[1]))
+    for prio in sorted({r[0] for r in rest}):
+        first = next(i for i, r in enumerate(rest) if r[0] == prio)
+        k = first
+        while k < len(rest) and rest[k][0] == prio and rest[k][1] == 0:
+            k += 1
+        for m in range(k - first, 1, -1):
+            j = first + uniform(gen, m)
+            rest[first + m - 1], rest[j] = rest[j], rest[first + m - 1]
     out = []
     while rest:
         group = [r for r in rest if r[0] == rest[0][0]]
@@ -330,6 +348,24 @@ def test_seed_gives_the_documented_order(lab):
         firsts.add(expected[0][3])
     assert firsts == {fq("wa"), fq("wb")}
 
+
+
+def test_weight_zero_records_are_shuffled(lab):
+    """_z._tcp: three records of weight 0 at one priority. RFC 2782 leaves
+    their order open; a fixed (canonical) one would make every host try
+    za first. For seeds 1 to 20 the order is rfc2782_order's (its shuffle
+    worked out from the documented generator), and more than one target
+    comes first."""
+    d, ns, primary, backup = lab
+    records = [(10, 0, primary.port, fq(t)) for t in ("za", "zb", "zc")]
+    firsts = set()
+    for seed in range(1, 21):
+        expected = rfc2782_order(records, seed)
+        r = srvcmd.run(d.port, "--json", "--seed", seed, "_z._tcp.lab.test")
+        assert r.rc == srvcmd.FOUND, r
+        assert r.order() == expected, (seed, r)
+        firsts.add(expected[0][3])
+    assert len(firsts) > 1, firsts
 
 # --- S-NAPTR -----------------------------------------------------------------
 

@@ -147,34 +147,49 @@ first_picks(const struct srv_rr *set, size_t n, unsigned *counts)
 	}
 }
 
+/* Chi-square of counts[0..n) against expected[0..n), n - 1 degrees of
+ * freedom, asserted below the critical value at p = 0.001. */
+static void
+check_chi2(const char *name, const unsigned *counts, const double *expected,
+    size_t n)
+{
+	double chi2 = 0, d;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		d = counts[i] - expected[i];
+		chi2 += d * d / expected[i];
+		printf("  %s %zu: expected %.1f, drawn %u\n", name, i,
+		    expected[i], counts[i]);
+	}
+	printf("%s: chi-square %.3f, %zu degrees of freedom, critical value "
+	    "at p = 0.001 %.3f\n", name, chi2, n - 1, chi2_p001[n - 1]);
+	ck_assert_double_lt(chi2, chi2_p001[n - 1]);
+}
+
 /*
  * The expected first-pick counts of RFC 2782's draw: r uniform in
  * [0, sum] inclusive, so sum + 1 equally likely values; the first record
  * whose running sum is >= r wins. The head of the list wins for r in
  * [0, w0], w0 + 1 values; record i > 0 for r in (S(i-1), S(i)], w(i)
  * values. Draws first_picks and checks the counts against them with a
- * chi-square test at p = 0.001, n - 1 degrees of freedom.
+ * chi-square test at p = 0.001, n - 1 degrees of freedom. set[0] must be
+ * the only weight-0 record, if any, so the shuffle leaves it the head.
  */
 static void
 check_first_picks(const char *name, const struct srv_rr *set, size_t n)
 {
 	unsigned counts[8];
-	double sum = 0, e, d, chi2 = 0;
+	double sum = 0, e[8];
 	size_t i;
 
 	first_picks(set, n, counts);
 	for (i = 0; i < n; i++)
 		sum += set[i].weight;
-	for (i = 0; i < n; i++) {
-		e = DRAWS * (set[i].weight + (i == 0 ? 1.0 : 0.0)) / (sum + 1);
-		d = counts[i] - e;
-		chi2 += d * d / e;
-		printf("  %s weight %u: expected %.1f, drawn %u\n",
-		    set[i].target, set[i].weight, e, counts[i]);
-	}
-	printf("%s: chi-square %.3f, %zu degrees of freedom, critical value "
-	    "at p = 0.001 %.3f\n", name, chi2, n - 1, chi2_p001[n - 1]);
-	ck_assert_double_lt(chi2, chi2_p001[n - 1]);
+	for (i = 0; i < n; i++)
+		e[i] = DRAWS * (set[i].weight + (i == 0 ? 1.0 : 0.0)) /
+		    (sum + 1);
+	check_chi2(name, counts, e, n);
 }
 
 START_TEST(weighted_first_pick_with_zero)
@@ -212,48 +227,39 @@ END_TEST
 START_TEST(weight_zero_rarely_first)
 {
 	/* RFC 2782: weight-0 records "should have a very small chance of
-	 * being selected": at the head, 1 of sum + 1 = 1001 chances (about
-	 * 99.9 of 100,000); a second weight-0 record is never drawn while a
-	 * weighted one is left (its running sum 0 >= r only for r = 0,
-	 * which the head takes). */
+	 * being selected". Both go to the head of the list, in an order
+	 * shuffled with the random source, and the head has 1 of sum + 1 =
+	 * 1001 chances: each weight-0 record is first with probability
+	 * 1/2 * 1/1001 (about 49.95 of 100,000), c with 1000/1001. */
 	static const struct srv_rr set[] = {
 		{ 10, 0, 1, "a.example." },
 		{ 10, 0, 1, "b.example." },
 		{ 10, 1000, 1, "c.example." },
 	};
 	unsigned counts[NELEM(set)];
-	double e = DRAWS / 1001.0, chi2;
+	double e[NELEM(set)] = { DRAWS / 2002.0, DRAWS / 2002.0,
+	    DRAWS * 1000 / 1001.0 };
 
 	first_picks(set, NELEM(set), counts);
-	ck_assert_uint_eq(counts[1], 0);
-	/* one degree of freedom: the head against the rest */
-	chi2 = (counts[0] - e) * (counts[0] - e) / e +
-	    (counts[2] - (DRAWS - e)) * (counts[2] - (DRAWS - e)) /
-	    (DRAWS - e);
-	printf("weight_zero_rarely_first: %u of %d first, expected %.1f; "
-	    "chi-square %.3f, 1 degree of freedom, critical value %.3f\n",
-	    counts[0], DRAWS, e, chi2, chi2_p001[1]);
-	ck_assert_double_lt(chi2, chi2_p001[1]);
+	check_chi2("weight_zero_rarely_first", counts, e, NELEM(set));
 }
 END_TEST
 
 START_TEST(all_weights_zero)
 {
-	/* sum = 0: r = 0 every time, and the head wins each draw: the
-	 * canonical order (by target) is the try order. */
-	struct srv_rr rrs[] = {
-		{ 10, 0, 1, "c.example." },
+	/* sum = 0: r = 0 every time and the head wins each draw, so the
+	 * order is that of the shuffle: each record first with probability
+	 * 1/3, not the canonical first on every host. */
+	static const struct srv_rr set[] = {
 		{ 10, 0, 1, "A.example." },
 		{ 10, 0, 1, "b.example." },
+		{ 10, 0, 1, "c.example." },
 	};
-	struct srvrand_seeded s;
-	struct srv_random rnd;
+	unsigned counts[NELEM(set)];
+	double e[NELEM(set)] = { DRAWS / 3.0, DRAWS / 3.0, DRAWS / 3.0 };
 
-	srvrand_seeded(&s, 7, &rnd);
-	srv_order(rrs, 3, &rnd);
-	ck_assert_str_eq(rrs[0].target, "A.example.");
-	ck_assert_str_eq(rrs[1].target, "b.example.");
-	ck_assert_str_eq(rrs[2].target, "c.example.");
+	first_picks(set, NELEM(set), counts);
+	check_chi2("all_weights_zero", counts, e, NELEM(set));
 }
 END_TEST
 

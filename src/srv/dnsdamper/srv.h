@@ -75,9 +75,13 @@ struct srv_iter {
  * a canonical order that does not depend on the order in which they
  * arrived: priority ascending; within a priority the weight-0 records
  * first (RFC 2782 asks for them at the head of the list), then by target
- * (ASCII case-insensitive), port, and weight. rnd is copied; its state
- * must stay valid while the iterator is used. A given random source then
- * yields the same order for the same RRset whatever its arrival order.
+ * (ASCII case-insensitive), port, and weight. Then the weight-0 records
+ * of each priority are shuffled (Fisher-Yates, drawing from rnd): RFC 2782
+ * leaves their order open, and a fixed one would make every host that
+ * shares an all-weight-0 RRset try the same target first. rnd is copied;
+ * its state must stay valid while the iterator is used. A given random
+ * source then yields the same order for the same RRset whatever its
+ * arrival order.
  */
 void	srv_iter_init(struct srv_iter *it, struct srv_rr *rrs, size_t n,
 	    const struct srv_random *rnd);
