@@ -593,7 +593,7 @@ class Proxy:
             self.count("dropped_loss")
             return None
         if f.no_edns and has_opt(query, qend):
-            c["formerr_edns"] += 1
+            self.count("formerr_edns")
             self.deliver(f, error_reply(query, qend, RCODE_FORMERR), qend,
                          None, addr, tcp)
             return None
