@@ -118,6 +118,7 @@ LOCAL = [
     "local-zone nx.lz.test nxdomain",
     "local-zone refuse.lz.test refuse",
     "local-zone transparent.lz.test transparent",
+    "local-zone 168.192.in-addr.arpa nodefault",
     'local-data "www.static.lz.test. 300 IN A 192.0.2.41"',
     'local-data "_sip._udp.static.lz.test. 60 SRV 10 20 5060 '
     'www.static.lz.test."',
@@ -164,12 +165,17 @@ def test_local_data_and_each_local_zone_type(dnsdamper, bind):
     assert bind.count("other.transparent.lz.test", since=mark) == 1
     assert bind.count("below.alone.lz.test", since=mark) == 1
     assert bind.count("alone.lz.test", since=mark) == 0
+    # nodefault: 192.168/16's reverse zone is no longer served here
+    query.udp(d.port, "1.1.168.192.in-addr.arpa", "PTR")
+    assert bind.count("1.1.168.192.in-addr.arpa", "PTR", since=mark) == 1
+    r = query.udp(d.port, "1.0.0.10.in-addr.arpa", "PTR")
+    assert r.rcode == dns.rcode.NXDOMAIN, r.text()
     # every one of them counted as a local answer
     m = d.control().metrics()
     local = sum(m.value("dnsdamper_answers_total", source="local",
                         rcode=rc) for rc in ("NOERROR", "NXDOMAIN",
                                              "REFUSED"))
-    assert local == 11, m.series("dnsdamper_answers_total")
+    assert local == 12, m.series("dnsdamper_answers_total")
 
 
 PRIVATE = ["10.0.0.1", "192.168.1.1", "172.16.5.4", "169.254.1.1",
