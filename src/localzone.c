@@ -56,6 +56,8 @@ struct localzone_table {
 						 * open addressing, at most
 						 * half full */
 	size_t			 mask;		/* slots - 1 */
+	uint64_t		 tlds[4];	/* a bit per tld_bit() of the
+						 * last label of every name */
 	size_t			 root;		/* index of the node of ".",
 						 * or SIZE_MAX */
 	char			**files;	/* owned: the file names that
@@ -101,6 +103,18 @@ name_labels(const uint8_t *name, size_t len, uint8_t *offs)
 	return n;
 }
 
+/*
+ * A name's last label, its length and first and last octets, as one of
+ * 256 bits: most qnames end in a label no local name ends in, and this
+ * tells so before any hashing.
+ */
+static unsigned
+tld_bit(const uint8_t *label)
+{
+	return (unsigned)(label[0] * 7 + label[1] * 3 + label[label[0]]) &
+	    255;
+}
+
 static size_t
 slot_of(const struct localzone_table *t, uint64_t h)
 {
@@ -132,7 +146,8 @@ walk(const struct localzone_table *t, const uint8_t *qname, size_t len,
 	const struct localzone_node *node;
 	uint8_t offs[LABELS_MAX];
 	uint64_t h = t->seed;
-	size_t i = name_labels(qname, len, offs);
+	size_t n = name_labels(qname, len, offs), i = n;
+	unsigned tld;
 
 	memset(w, 0, sizeof(*w));
 	if (t->root != SIZE_MAX) {
@@ -141,8 +156,13 @@ walk(const struct localzone_table *t, const uint8_t *qname, size_t len,
 			w->zone_node = node;
 			w->zone_off = len - 1;
 		}
-		if (i == 0)
+		if (n == 0)
 			w->exact = node;
+	}
+	if (n > 0) {
+		tld = tld_bit(qname + offs[n - 1]);
+		if ((t->tlds[tld / 64] & 1ULL << (tld % 64)) == 0)
+			return;
 	}
 	while (i-- > 0) {
 		h = label_hash(h, qname + offs[i]);
@@ -218,6 +238,8 @@ node_add(struct localzone_table *t, uint64_t h, const uint8_t *name,
 	t->slots[i] = (uint32_t)t->n_nodes;
 	if (len == 1)
 		t->root = t->n_nodes;
+	else if ((size_t)name[0] + 2 == len)
+		t->tlds[tld_bit(name) / 64] |= 1ULL << (tld_bit(name) % 64);
 	return (long)t->n_nodes++;
 }
 

@@ -249,6 +249,7 @@ query_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
 	struct cache_key tkey;
 	struct zone *zone;
 	size_t i, n;
+	int local = 0;
 
 	if (!ctx->conf->srv_prefetch_targets)
 		return;
@@ -256,7 +257,12 @@ query_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
 	for (i = 0; i < n; i++) {
 		cache_key_make(ctx->cache, &qs[i].q, cache_key_do(key),
 		    cache_key_cd(key), &tkey);
-		if (query_is_local(ctx, &tkey))
+		/* A and AAAA of a target come in a row: one look for both. */
+		if (i == 0 || !msg_name_equal(qs[i].q.qname,
+		    qs[i].q.qname_len, qs[i - 1].q.qname,
+		    qs[i - 1].q.qname_len))
+			local = query_is_local(ctx, &tkey);
+		if (local)
 			continue;
 		cache_lookup(ctx->cache, &tkey, &qs[i], NULL, now, NULL, 0,
 		    &res);
