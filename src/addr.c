@@ -209,6 +209,22 @@ addr_is_wildcard(const struct addr *a)
 	return 0;
 }
 
+int
+addr_is_loopback(const struct addr *a)
+{
+	static const uint8_t v6_loopback[16] = { [15] = 1 };
+	uint8_t host[16];
+
+	switch (addr_host(a, host)) {
+	case AF_INET:
+		return host[0] == IN_LOOPBACKNET;
+	case AF_INET6:
+		return memcmp(host, v6_loopback, sizeof(host)) == 0;
+	default:
+		return 0;
+	}
+}
+
 uint64_t
 addr_hash(const struct addr *a)
 {

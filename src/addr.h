@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* An IPv4 or IPv6 address with port; len is 0 when unset. */
 struct addr {
@@ -51,6 +52,40 @@ int	addr_family(const struct addr *a);
 
 /* addr_is_wildcard: 1 for 0.0.0.0 and ::, else 0. */
 int	addr_is_wildcard(const struct addr *a);
+
+/*
+ * addr_host: the host part of a (no port) as what it really is: an IPv4
+ * address, however it arrived (AF_INET, or IPv4-mapped ::ffff:a.b.c.d on
+ * a dual-stack IPv6 socket, RFC 4291 §2.5.5.2), as AF_INET with its 4
+ * octets in out[0..3]; any other IPv6 address as AF_INET6 with its 16
+ * octets. Returns that family, or AF_UNSPEC (out untouched) when a is
+ * neither IPv4 nor IPv6. Inline: every client query asks it.
+ */
+static inline int
+addr_host(const struct addr *a, uint8_t out[16])
+{
+	const struct sockaddr_in6 *six;
+
+	if (a->len > 0 && a->ss.ss_family == AF_INET) {
+		memcpy(out, &((const struct sockaddr_in *)&a->ss)->sin_addr, 4);
+		return AF_INET;
+	}
+	if (a->len == 0 || a->ss.ss_family != AF_INET6)
+		return AF_UNSPEC;
+	six = (const struct sockaddr_in6 *)&a->ss;
+	if (IN6_IS_ADDR_V4MAPPED(&six->sin6_addr)) {
+		memcpy(out, &six->sin6_addr.s6_addr[12], 4);
+		return AF_INET;
+	}
+	memcpy(out, &six->sin6_addr, 16);
+	return AF_INET6;
+}
+
+/*
+ * addr_is_loopback: 1 for 127.0.0.0/8 (mapped too) and ::1 (RFC 1122
+ * §3.2.1.3, RFC 4291 §2.5.3), else 0.
+ */
+int	addr_is_loopback(const struct addr *a);
 
 /*
  * addr_hash: a hash of family, address and port, for spreading and for

@@ -181,6 +181,16 @@ config_defaults(struct config *conf)
 	conf->prefetch = 1;
 	conf->srv_prefetch_targets = 1;
 	conf->log = CONFIG_LOG_STDERR;
+	/* Off: a per-host daemon's clients are its own. */
+	conf->ratelimit = 0;
+	/* BIND's RRL slip: every other query over the limit truncated. */
+	conf->ratelimit_slip = 2;
+	conf->ratelimit_size = 10000;
+	/* Loopback only: never an open resolver unless told to be. */
+	conf->allow.builtin = conf->exempt_clients.builtin = 1;
+	if (acl_add_loopback(&conf->allow.acl) == -1 ||
+	    acl_add_loopback(&conf->exempt_clients.acl) == -1)
+		return -1;
 	if (config_reset_strings(conf, 1) == -1 ||
 	    config_add_hosts_file(conf, CONFIG_HOSTS_FILE) == -1)
 		return -1;
@@ -464,12 +474,44 @@ config_check_cnames(const struct config *conf, const struct config_report *r)
 	free(sorted);
 }
 
+/*
+ * The client lists as ranges, and no listener beyond loopback without an
+ * allow that says who beyond loopback it is for: a forwarder open to
+ * everyone who can reach it is an amplifier for anyone.
+ */
+static void
+config_check_access(struct config *conf, const struct config_report *r)
+{
+	char buf[ADDR_STRLEN];
+	size_t i;
+
+	if (acl_compile(&conf->allow.acl) == -1 ||
+	    acl_compile(&conf->exempt_clients.acl) == -1) {
+		config_error(r, NULL, "allow", "out of memory");
+		return;
+	}
+	if (conf->allow.acl.beyond_loopback)
+		return;
+	for (i = 0; i < conf->n_listen; i++) {
+		if (addr_is_loopback(&conf->listen[i]))
+			continue;
+		config_error(r, conf->listen_nonlocal.line > 0 ?
+		    &conf->listen_nonlocal : NULL, "listen", "listen %s is "
+		    "not a loopback address, but no \"allow\" line admits a "
+		    "client beyond loopback: add \"allow NETWORK/LEN\" for "
+		    "the clients it serves",
+		    addr_format(&conf->listen[i], buf, sizeof(buf)));
+		return;
+	}
+}
+
 void
 config_validate(struct config *conf, const struct config_report *r)
 {
 	config_check_budgets(conf, r);
 	config_check_mode(conf, r);
 	config_check_metrics_listen(conf, r);
+	config_check_access(conf, r);
 	config_check_cnames(conf, r);
 }
 
@@ -515,6 +557,9 @@ config_free(struct config *conf)
 	free(conf->local_data);
 	config_free_hosts_files(conf);
 	free(conf->listen);
+	free(conf->listen_nonlocal.file);
+	acl_clear(&conf->allow.acl);
+	acl_clear(&conf->exempt_clients.acl);
 	free(conf->source);
 	(void)config_reset_strings(conf, 0);
 	memset(conf, 0, sizeof(*conf));

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "acl.h"
 #include "addr.h"
 
 /* The port of an address given without one (RFC 1035 §4.2). */
@@ -112,6 +113,13 @@ struct config_local_data {
 	struct config_where	 where;
 };
 
+/* A network list directive: allow, exempt-clients. */
+struct config_nets {
+	struct acl	acl;		/* compiled by config_validate */
+	int		builtin;	/* still the built-in list, which the
+					 * directive's first line replaces */
+};
+
 /*
  * A configuration: filled by config_defaults, then a reader (parse_load),
  * config_implicit, config_validate and resolvconf_apply; then read-only.
@@ -123,6 +131,17 @@ struct config {
 	size_t			 n_listen;
 	int			 listen_default; /* no listen directive: the
 						 * built-in addresses */
+	struct config_where	 listen_nonlocal; /* where the first listen
+						 * address that is not
+						 * loopback was given; line
+						 * 0: none (or not known) */
+	struct config_nets	 allow;		/* clients answered at all */
+	struct config_nets	 exempt_clients; /* neither rate limited nor
+						 * given the minimal ANY */
+	uint32_t		 ratelimit;	/* queries a second per client
+						 * address over UDP; 0: off */
+	uint32_t		 ratelimit_slip; /* every Nth over: TC=1 */
+	uint32_t		 ratelimit_size; /* client addresses tracked */
 	struct config_forward	*forwards;	/* owned array, in file order,
 						 * the implied one last */
 	size_t			 n_forwards;
@@ -194,9 +213,11 @@ void	config_error(const struct config_report *r,
 /*
  * config_defaults: overwrite *conf (without freeing it) with the built-in
  * value of every directive that has one: no listen address and no forward
- * yet (config_implicit adds them), the hosts file CONFIG_HOSTS_FILE, no
- * local-zone or local-data, strings copied. Returns 0, or -1 if out of
- * memory; either way *conf is for config_free.
+ * yet (config_implicit adds them), strings copied, allow and
+ * exempt-clients the loopback networks 127.0.0.0/8 and ::1 (builtin, not
+ * compiled yet), the hosts file CONFIG_HOSTS_FILE, no local-zone or
+ * local-data. Returns 0, or -1 if out of memory; either way *conf is for
+ * config_free.
  */
 int	config_defaults(struct config *conf);
 
@@ -264,7 +285,14 @@ int	config_is_default_local_zone(const char *zone);
  *   0777`;
  * - metrics-listen is "none" (metrics_listen.len 0) or an address, port
  *   9153 by default, then stored in metrics_listen: `metrics-listen: "STR"
- *   is not an address: why`.
+ *   is not an address: why`;
+ * - allow and exempt-clients are compiled (acl_compile), and a listen
+ *   address that is not loopback (a wildcard included) needs an allow
+ *   that admits some client beyond loopback, so that no configuration is
+ *   an open resolver by accident: `listen ADDR is not a loopback address,
+ *   but no "allow" line admits a client beyond loopback: add "allow
+ *   NETWORK/LEN" for the clients it serves`, at conf->listen_nonlocal
+ *   (where the directive listen was first given if that is not known);
  * - a local-data owner with a CNAME has no other record, and one CNAME
  *   at most (RFC 2181 §10.1), reported at the later record: `local-data
  *   "NAME": a CNAME and other data (RFC 2181 section 10.1); first at

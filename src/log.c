@@ -198,3 +198,17 @@ fatalx(const char *fmt, ...)
 	va_end(ap);
 	exit(1);
 }
+
+int
+log_limit_due(struct log_limit *l, uint64_t now, uint64_t interval,
+    uint64_t *held)
+{
+	if (now < l->next) {
+		l->held++;
+		return 0;
+	}
+	*held = l->held;
+	l->held = 0;
+	l->next = now + interval;
+	return 1;
+}

@@ -3,6 +3,7 @@
 #define DNSDAMPER_LOG_H
 
 #include <stdarg.h>
+#include <stdint.h>
 
 enum log_level {
 	LOG_LEVEL_ERR = 0,	/* stops a start, a reload or an upstream */
@@ -74,6 +75,24 @@ void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* log_debug: a debugging message, shown from level DEBUG. */
 void	log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * At most one message a while about events that may come in a flood (a
+ * client refused, one over its rate limit), with a count of those held
+ * back; zeroed, it lets the first one through.
+ */
+struct log_limit {
+	uint64_t	next;		/* ms: the next may go out from then */
+	uint64_t	held;		/* held back since the last one */
+};
+
+/*
+ * log_limit_due: an event at now (ms, monotonic): 1 if its message may
+ * go out, with *held set to how many were held back since the last one
+ * (the next then waits interval ms); 0 if it is held back (and counted).
+ */
+int	log_limit_due(struct log_limit *l, uint64_t now, uint64_t interval,
+	    uint64_t *held);
 
 /*
  * fatal / fatalx: log an error (with / without errno) and exit(1). Only

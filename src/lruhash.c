@@ -271,6 +271,13 @@ evict(struct shard *s, struct entry **dead)
 	}
 }
 
+size_t
+lruhash_charge(size_t keylen, size_t size)
+{
+	/* The entry header, key, and about one bucket pointer. */
+	return size + sizeof(struct entry) + keylen + 2 * sizeof(void *);
+}
+
 int
 lruhash_insert(struct lruhash *h, uint64_t hash, const void *key,
     size_t keylen, void *value, size_t size, lruhash_replace_fn replace)
@@ -279,8 +286,7 @@ lruhash_insert(struct lruhash *h, uint64_t hash, const void *key,
 	struct entry *e, *e_old, **pp, *dead = NULL;
 	int stored = -1;
 
-	/* Charge the entry header, key, and about one bucket pointer. */
-	size += sizeof(*e) + keylen + 2 * sizeof(void *);
+	size = lruhash_charge(keylen, size);
 	if (size > s->max_bytes || (e = malloc(sizeof(*e) + keylen)) == NULL) {
 		h->free_value(value);
 		return -1;

@@ -67,6 +67,13 @@ int	lruhash_lookup(struct lruhash *h, uint64_t hash, const void *key,
 	    size_t keylen, lruhash_visit_fn visit, void *arg);
 
 /*
+ * lruhash_charge: the bytes lruhash_insert charges for an entry with a
+ * key of keylen octets and a value of size bytes: so entries all of one
+ * shape fit n at a time in a one-shard table of n times this.
+ */
+size_t	lruhash_charge(size_t keylen, size_t size);
+
+/*
  * lruhash_insert: store value under a copy of key, charging size bytes
  * (the caller's estimate of the value's memory; the table adds its own
  * per-entry overhead and the key). An existing entry with the same key is

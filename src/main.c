@@ -355,6 +355,27 @@ raise_fd_limit(void)
 	}
 }
 
+/*
+ * A socket unit may listen beyond loopback, which no config check could
+ * see: allow alone then says who is answered, and here that it is no one
+ * beyond loopback.
+ */
+static void
+warn_activated_beyond_loopback(const struct daemon *d)
+{
+	char buf[ADDR_STRLEN];
+	size_t i;
+
+	for (i = 0; d->activated && !d->conf.allow.acl.beyond_loopback &&
+	    i < d->n_socks; i++)
+		if (!addr_is_loopback(&d->socks[i].addr))
+			log_warnx("socket activation: %s is not a loopback "
+			    "address, but no \"allow\" line admits a client "
+			    "beyond loopback: only loopback clients are "
+			    "answered", addr_format(&d->socks[i].addr, buf,
+			    sizeof(buf)));
+}
+
 /* The listening sockets: passed in by systemd, or bound here. */
 static int
 open_listeners(struct daemon *d)
@@ -374,6 +395,7 @@ open_listeners(struct daemon *d)
 		log_errx("no address to listen on");
 		return -1;
 	}
+	warn_activated_beyond_loopback(d);
 	return 0;
 }
 

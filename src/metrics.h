@@ -51,6 +51,11 @@ struct metrics {
 	uint64_t	tcp_accepted;
 	uint64_t	tcp_refused;	/* over tcp-clients, or no memory */
 	uint64_t	tcp_open;	/* gauge: connections open now */
+	uint64_t	refused_queries; /* client not in allow */
+	uint64_t	refused_connections; /* TCP, closed at accept */
+	uint64_t	ratelimit_dropped; /* over ratelimit, unanswered */
+	uint64_t	ratelimit_slipped; /* over ratelimit, TC=1 */
+	uint64_t	any_minimal;	/* ANY over UDP, RFC 8482 §4.2 */
 	struct metrics_histogram answer_latency;
 };
 

@@ -54,6 +54,7 @@
 #define MSG_TYPE_CNAME	5
 #define MSG_TYPE_SOA	6
 #define MSG_TYPE_PTR	12
+#define MSG_TYPE_HINFO	13
 #define MSG_TYPE_MX	15
 #define MSG_TYPE_TXT	16
 #define MSG_TYPE_AAAA	28

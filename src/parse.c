@@ -9,6 +9,7 @@
 
 #include <ldns/ldns.h>
 
+#include "acl.h"
 #include "addr.h"
 #include "config.h"
 #include "lex.h"
@@ -47,6 +48,9 @@ static void	parse_listen(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_stmt *);
 static void	parse_forward(struct parse_run *,
+		    const struct parse_directive *, void *,
+		    struct parse_stmt *);
+static void	parse_nets(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_stmt *);
 static void	parse_include(struct parse_run *,
@@ -129,6 +133,14 @@ const struct parse_directive parse_top[] = {
 	    tcp_idle_timeout, 1000, 3600000),
 	PARSE_NUM("max-inflight", PARSE_NUMBER, VALUE_UNIT_NONE, max_inflight,
 	    1, 1000000),
+	/* 0: off. */
+	PARSE_NUM("ratelimit", PARSE_NUMBER, VALUE_UNIT_NONE, ratelimit,
+	    0, 1000000),
+	/* BIND's RRL range; 0: every query over the limit dropped. */
+	PARSE_NUM("ratelimit-slip", PARSE_NUMBER, VALUE_UNIT_NONE,
+	    ratelimit_slip, 0, 10),
+	PARSE_NUM("ratelimit-size", PARSE_NUMBER, VALUE_UNIT_NONE,
+	    ratelimit_size, 1, 1000000),
 	PARSE_BOOL("randomize-case", randomize_case),
 	PARSE_BOOL("serve-stale", serve_stale),
 	PARSE_NUM("stale-max-age", PARSE_DURATION, VALUE_UNIT_S,
@@ -150,6 +162,10 @@ const struct parse_directive parse_top[] = {
 	{ .name = "log", .kind = PARSE_ENUM, PARSE_FIELD(struct config, log),
 	  .names = config_log_names },
 	PARSE_SPECIAL("listen", parse_listen),
+	{ .name = "allow", .kind = PARSE_SPECIAL, .flags = PARSE_REPEAT,
+	  PARSE_FIELD(struct config, allow), .handler = parse_nets },
+	{ .name = "exempt-clients", .kind = PARSE_SPECIAL, .flags = PARSE_NONE,
+	  PARSE_FIELD(struct config, exempt_clients), .handler = parse_nets },
 	PARSE_SPECIAL("hosts-file", parse_hosts_file),
 	{ .name = "local-zone", .kind = PARSE_SPECIAL, .flags = PARSE_REPEAT,
 	  .names = config_local_type_names, .handler = parse_local_zone },
@@ -538,8 +554,11 @@ parse_body(struct parse_run *run, const struct parse_directive *table,
 	}
 }
 
-/* Parse str as an address of directive d and append it unless known. */
-static void
+/*
+ * Parse str as an address of directive d and append it unless known.
+ * Returns 0 if appended, -1 after reporting why not.
+ */
+static int
 parse_addr(struct parse_run *run, const struct parse_directive *d, int line,
     const char *str, struct addr **arr, size_t *n)
 {
@@ -551,32 +570,97 @@ parse_addr(struct parse_run *run, const struct parse_directive *d, int line,
 	if (addr_parse(str, CONFIG_DEFAULT_PORT, &a, &errstr) == -1) {
 		lex_error(&run->lex, line, "%s: \"%s\" is not an address: %s",
 		    d->name, str, errstr);
-		return;
+		return -1;
 	}
 	for (i = 0; i < *n; i++) {
 		if (addr_equal(&(*arr)[i], &a)) {
 			lex_error(&run->lex, line, "%s: duplicate address %s",
 			    d->name, addr_format(&a, buf, sizeof(buf)));
-			return;
+			return -1;
 		}
 	}
-	if (config_add_addr(arr, n, &a) == -1)
+	if (config_add_addr(arr, n, &a) == -1) {
 		lex_error(&run->lex, line, "out of memory");
+		return -1;
+	}
+	return 0;
 }
 
+/* Remember where the first address beyond loopback was: allow's check. */
 static void
 parse_listen(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
 	struct config *conf = base;
+	struct config_where *w = &conf->listen_nonlocal;
+	int line = st->key.line;
 	size_t i;
 
 	if (st->n_args == 0)
-		lex_error(&run->lex, st->key.line, "%s: missing address",
-		    d->name);
-	for (i = 0; i < st->n_args; i++)
-		parse_addr(run, d, st->key.line, st->args[i].text,
-		    &conf->listen, &conf->n_listen);
+		lex_error(&run->lex, line, "%s: missing address", d->name);
+	for (i = 0; i < st->n_args; i++) {
+		if (parse_addr(run, d, line, st->args[i].text, &conf->listen,
+		    &conf->n_listen) == -1 || w->line > 0 ||
+		    addr_is_loopback(&conf->listen[conf->n_listen - 1]))
+			continue;
+		if ((w->file = strdup(lex_path(&run->lex))) == NULL)
+			lex_error(&run->lex, line, "out of memory");
+		else
+			w->line = line;
+	}
+}
+
+/* One network of directive d into acl. */
+static void
+parse_net(struct parse_run *run, const struct parse_directive *d, int line,
+    const char *str, struct acl *acl)
+{
+	char buf[ACL_PREFIX_STRLEN];
+	struct acl_prefix p;
+	const char *errstr;
+
+	if (acl_prefix_parse(str, &p, &errstr) == 0) {
+		if (acl_add(acl, &p) == -1)
+			lex_error(&run->lex, line, "out of memory");
+	} else if (p.family == 0)
+		lex_error(&run->lex, line, "%s: \"%s\" is not a network: %s",
+		    d->name, str, errstr);
+	else
+		lex_error(&run->lex, line, "%s: \"%s\" is not a network: %s "
+		    "(%s?)", d->name, str, errstr,
+		    acl_prefix_format(&p, buf, sizeof(buf)));
+}
+
+/*
+ * allow, exempt-clients: networks, on one line or (PARSE_REPEAT) more;
+ * the first replaces the built-in list, "none" (PARSE_NONE) empties it.
+ */
+static void
+parse_nets(struct parse_run *run, const struct parse_directive *d,
+    void *base, struct parse_stmt *st)
+{
+	struct config_nets *nets = (void *)((char *)base + d->offset);
+	int line = st->key.line;
+	size_t i;
+
+	if (st->n_args == 0) {
+		lex_error(&run->lex, line, "%s: missing network", d->name);
+		return;
+	}
+	if (nets->builtin) {
+		acl_clear(&nets->acl);
+		nets->builtin = 0;
+	}
+	for (i = 0; i < st->n_args; i++) {
+		if (!(d->flags & PARSE_NONE) ||
+		    strcmp(st->args[i].text, CONFIG_NONE) != 0)
+			parse_net(run, d, line, st->args[i].text, &nets->acl);
+		else if (st->n_args > 1) {
+			lex_error(&run->lex, line, "%s: none cannot be "
+			    "combined with networks", d->name);
+			return;
+		}
+	}
 }
 
 /* `upstream resolv.conf` stands for a whole list, so it stands alone. */

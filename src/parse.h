@@ -23,6 +23,7 @@ enum parse_kind {
 #define PARSE_REPEAT	0x01	/* may be given more than once */
 #define PARSE_PAIR	0x02	/* MIN [MAX]: a second value goes to
 				 * offset_max, one value sets both */
+#define PARSE_NONE	0x04	/* a list that "none" may leave empty */
 
 struct parse_run;	/* reading one configuration; private to parse.c */
 struct parse_stmt;	/* one directive with its arguments; private */
@@ -38,7 +39,8 @@ struct parse_directive {
 	enum parse_kind	 kind;
 	enum value_unit	 unit;		/* numbers: stored and ranged in */
 	int		 flags;		/* PARSE_REPEAT, PARSE_PAIR */
-	size_t		 offset;	/* of the field in the scope's struct */
+	size_t		 offset;	/* of the field in the scope's struct
+					 * (PARSE_SPECIAL: if it has one) */
 	size_t		 size;		/* of that field: 2, 4 or 8 bytes for
 					 * numbers and enums */
 	size_t		 offset_max;	/* PARSE_PAIR: of the MAX field */

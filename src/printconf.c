@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "acl.h"
 #include "addr.h"
 #include "config.h"
 #include "lex.h"
@@ -50,6 +51,20 @@ printconf_addrs(const char *prefix, const struct addr *a, size_t n,
 	for (i = 0; i < n; i++)
 		fprintf(stream, " %s", addr_format(&a[i], buf, sizeof(buf)));
 	putc('\n', stream);
+}
+
+/* A network list directive on one line; "none" when empty. */
+static void
+printconf_nets(const char *name, const struct acl *acl, FILE *stream)
+{
+	char buf[ACL_PREFIX_STRLEN];
+	size_t i;
+
+	fputs(name, stream);
+	for (i = 0; i < acl->n; i++)
+		fprintf(stream, " %s", acl_prefix_format(&acl->prefixes[i], buf,
+		    sizeof(buf)));
+	fprintf(stream, "%s\n", acl->n == 0 ? " " CONFIG_NONE : "");
 }
 
 /* A forward block; expanded resolv.conf addresses only as a comment. */
@@ -112,6 +127,8 @@ printconf_write(const struct config *conf, FILE *stream)
 	size_t i;
 
 	printconf_scalars(parse_top, conf, "", stream);
+	printconf_nets("allow", &conf->allow.acl, stream);
+	printconf_nets("exempt-clients", &conf->exempt_clients.acl, stream);
 	for (i = 0; i < conf->n_listen; i++)
 		fprintf(stream, "listen %s\n",
 		    addr_format(&conf->listen[i], buf, sizeof(buf)));

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admit.h"
 #include "cache.h"
 #include "clock.h"
 #include "localdata.h"
@@ -332,6 +333,29 @@ query_miss(struct query_ctx *ctx, const struct msg_query *q,
 	return MSG_RCODE_NOERROR;
 }
 
+/*
+ * Answers made here, never asked upstream: the minimal one to ANY over
+ * UDP (RFC 8482 §4.2), and local names: the hosts files, local-data and
+ * local zones, localhost and the zones served by default (RFC 6761, RFC
+ * 6303), by key's folded qname. Returns the length written to out, or 0
+ * if q is not one of them.
+ */
+static size_t
+answer_here(struct query_ctx *ctx, const struct msg_query *q,
+    const struct client *c, const struct cache_key *key,
+    const struct msg_reply_opts *opts, uint8_t *out, size_t cap)
+{
+	const uint8_t *qname;
+	size_t len;
+
+	if (q->q.qtype == MSG_TYPE_ANY && admit_minimal_any(ctx->conf,
+	    &c->peer, c->transport == CLIENT_UDP, q, &ctx->metrics))
+		return admit_write_any(ctx->conf, q, opts, out, cap);
+	qname = cache_key_qname(key, &len);
+	return localdata_answer(ctx->local, q, qname, opts, ctx->scratch,
+	    sizeof(ctx->scratch), out, cap);
+}
+
 /* Parse pkt into *q; the rcode to answer with if it cannot be served. */
 static unsigned
 query_parse(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
@@ -368,9 +392,7 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 	struct cache_result res;
 	struct cache_key key;
 	struct msg_query q;
-	const uint8_t *qname;
 	unsigned rcode;
-	size_t qname_len;
 	int drop;
 
 	rcode = query_parse(ctx, pkt, len, &q, &drop);
@@ -381,14 +403,24 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 		return QUERY_DROPPED;
 	}
 	reply_opts(ctx, &q, c->transport, &opts);
+	switch (admit_query(ctx->admit, ctx->conf, &c->peer,
+	    c->transport == CLIENT_UDP, m, now)) {
+	case ADMIT_SERVE:
+		break;
+	case ADMIT_REFUSE:
+		rcode = MSG_RCODE_REFUSED;
+		goto error;
+	case ADMIT_DROP:
+		return QUERY_DROPPED;
+	case ADMIT_SLIP:
+		*outlen = admit_write_slip(&q, &opts, out, cap);
+		goto answered;
+	}
 	if (rcode != MSG_RCODE_NOERROR)
 		goto error;
 	cache_key_make(ctx->cache, &q.q, q.edns.do_bit,
 	    (q.flags & MSG_FLAG_CD) != 0, &key);
-	/* Local names never go upstream (RFC 6761, RFC 6303). */
-	qname = cache_key_qname(&key, &qname_len);
-	if ((*outlen = localdata_answer(ctx->local, &q, qname, &opts,
-	    ctx->scratch, sizeof(ctx->scratch), out, cap)) > 0) {
+	if ((*outlen = answer_here(ctx, &q, c, &key, &opts, out, cap)) > 0) {
 		source = METRICS_FROM_LOCAL;
 		goto answered;
 	}

@@ -20,6 +20,7 @@
 #include "msg.h"
 #include "zone.h"
 
+struct admit;
 struct localzone_table;
 struct tcpconn;
 
@@ -41,6 +42,8 @@ struct query_ctx {
 						 * and records */
 	struct cache		*cache;		/* borrowed, shared */
 	struct fetch_ctx	*fetches;	/* this loop's */
+	struct admit		*admit;		/* this loop's: allow,
+						 * ratelimit */
 	struct metrics		 metrics;	/* this loop's */
 	uint8_t			 scratch[QUERY_ANSWER_MAX]; /* query.c's:
 						 * an answer to a waiting
@@ -96,8 +99,11 @@ enum query_status {
  * received at now (ms) from c (copied if needed). Malformed messages are
  * answered FORMERR when the header can be read and dropped otherwise; other
  * opcodes get NOTIMP (RFC 1035 §4.1.1), EDNS versions above 0 BADVERS
- * (RFC 6891 §6.1.3). On QUERY_ANSWERED, *outlen octets of out (capacity
- * cap, at least QUERY_ANSWER_MAX) hold the answer. On QUERY_PENDING, the
+ * (RFC 6891 §6.1.3). Before all that, admit.h decides: REFUSED for a
+ * client not in allow, nothing (QUERY_DROPPED) or an empty TC=1 answer
+ * for one over its rate limit; and ANY over UDP gets its minimal answer.
+ * On QUERY_ANSWERED, *outlen octets of out (capacity cap, at least
+ * QUERY_ANSWER_MAX) hold the answer. On QUERY_PENDING, the
  * answer goes out later through c->ops->send, between c->ops->hold now
  * and c->ops->release when the query ends.
  */

@@ -8,6 +8,7 @@
 #include <event2/buffer.h>
 #include <ldns/ldns.h>
 
+#include "admit.h"
 #include "fetch.h"
 #include "localzone.h"
 #include "report.h"
@@ -152,6 +153,41 @@ report_fetches(const struct report *r, const struct metrics *m,
 	    (double)m->tcp_refused);
 }
 
+static void
+report_access(const struct report *r, const struct metrics *m,
+    const struct metrics_writer *w)
+{
+	const char *action[2] = { "action", NULL };
+	struct ratelimit_stats rs;
+
+	admit_stats(worker_context(r->worker)->admit, &rs);
+	scalar(w, "dnsdamper_refused_queries_total", "counter",
+	    "Queries answered REFUSED because their client is not in allow.",
+	    (double)m->refused_queries);
+	scalar(w, "dnsdamper_refused_connections_total", "counter",
+	    "TCP connections closed at accept because their client is not in "
+	    "allow.", (double)m->refused_connections);
+	w->family(w->ctx, "dnsdamper_ratelimited_total", "counter",
+	    "UDP queries over ratelimit: dropped, or slipped (answered empty "
+	    "with TC=1).");
+	action[1] = "dropped";
+	w->sample(w->ctx, "dnsdamper_ratelimited_total", action, 1,
+	    (double)m->ratelimit_dropped);
+	action[1] = "slipped";
+	w->sample(w->ctx, "dnsdamper_ratelimited_total", action, 1,
+	    (double)m->ratelimit_slipped);
+	w->end_family(w->ctx);
+	scalar(w, "dnsdamper_ratelimit_clients", "gauge",
+	    "Client addresses the rate limit tracks (at most ratelimit-size).",
+	    (double)rs.tracked);
+	scalar(w, "dnsdamper_ratelimit_evictions_total", "counter",
+	    "Client addresses the rate limit forgot to make room for another.",
+	    (double)rs.evictions);
+	scalar(w, "dnsdamper_any_minimal_total", "counter",
+	    "ANY queries over UDP answered with a synthesized HINFO "
+	    "(RFC 8482 section 4.2).", (double)m->any_minimal);
+}
+
 /* Per (upstream, zone) counter families, one field each. */
 static const struct {
 	const char	*name;
@@ -294,6 +330,7 @@ report_metrics(const struct report *r, uint64_t stale_entries,
 	report_traffic(m, w);
 	report_cache(r, stale_entries, m, w);
 	report_fetches(r, m, w);
+	report_access(r, m, w);
 	report_upstream_stats(r, w);
 	report_upstream_state(r, w);
 }

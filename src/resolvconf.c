@@ -63,19 +63,6 @@ resolvconf_parse(const char *path, FILE *fp, struct addr **all,
 	return r;
 }
 
-static int
-resolvconf_is_loopback(const struct addr *a)
-{
-	const struct sockaddr_in *sin = (const struct sockaddr_in *)&a->ss;
-	const struct sockaddr_in6 *sin6 = (const struct sockaddr_in6 *)&a->ss;
-
-	if (addr_family(a) == AF_INET)
-		return (ntohl(sin->sin_addr.s_addr) >> 24) == IN_LOOPBACKNET;
-	if (addr_family(a) == AF_INET6)
-		return IN6_IS_ADDR_LOOPBACK(&sin6->sin6_addr);
-	return 0;
-}
-
 /* 1 if a and sa have the same family and address, whatever the port. */
 static int
 resolvconf_same_host(const struct addr *a, const struct sockaddr *sa)
@@ -126,7 +113,7 @@ resolvconf_why_self(const struct addr *ns, const struct addr *self,
 		    addr_family(&self[i]) != addr_family(ns) ||
 		    addr_port(&self[i]) != addr_port(ns))
 			continue;
-		if (resolvconf_is_loopback(ns))
+		if (addr_is_loopback(ns))
 			return "it is a loopback address and we listen on";
 		if (resolvconf_is_local(ns, ifa))
 			return "it is a local interface address and we listen "

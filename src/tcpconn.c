@@ -13,6 +13,7 @@
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 
+#include "admit.h"
 #include "clock.h"
 #include "frame.h"
 #include "log.h"
@@ -275,8 +276,16 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	const struct config *conf = srv->ctx->conf;
 	struct timeval idle;
 	struct tcpconn *c;
+	struct addr peer;
 
 	(void)l;
+	/* Not in allow: closed before it can take a slot or send a byte. */
+	addr_from_sockaddr(&peer, sa, (socklen_t)salen);
+	if (!admit_connection(srv->ctx->admit, conf, &peer,
+	    &srv->ctx->metrics, clock_now_ms())) {
+		close(fd);
+		return;
+	}
 	/* tcp-clients bounds the worker, across all its listeners. */
 	if (srv->ctx->metrics.tcp_open >= conf->tcp_clients ||
 	    (c = calloc(1, sizeof(*c))) == NULL) {
@@ -290,7 +299,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 		free(c);
 		return;
 	}
-	addr_from_sockaddr(&c->peer, sa, (socklen_t)salen);
+	c->peer = peer;
 	c->srv = srv;
 	c->refs = 1;
 	LIST_INSERT_HEAD(&srv->conns, c, entry);

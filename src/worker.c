@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "admit.h"
 #include "clock.h"
 #include "listen.h"
 #include "log.h"
@@ -71,12 +72,14 @@ worker_new(struct event_base *base, const struct config *conf,
 	w->ctx.cache = cache;
 	fetch_settings_of(conf, &s);
 	w->ctx.fetches = fetch_ctx_new(base, &s, query_fetch_done, &w->ctx);
+	w->ctx.admit = admit_new(conf);
 	w->udp = calloc(n, sizeof(*w->udp));
 	w->tcp = calloc(n, sizeof(*w->tcp));
 	w->probe_tick = event_new(base, -1, EV_PERSIST, probe_tick_cb,
 	    &w->ctx);
-	if (w->ctx.fetches == NULL || w->udp == NULL || w->tcp == NULL ||
-	    w->probe_tick == NULL || event_add(w->probe_tick, &second) == -1)
+	if (w->ctx.fetches == NULL || w->ctx.admit == NULL ||
+	    w->udp == NULL || w->tcp == NULL || w->probe_tick == NULL ||
+	    event_add(w->probe_tick, &second) == -1)
 		goto fail;
 	w->n_socks = n;
 	for (i = 0; i < n; i++)
@@ -102,6 +105,7 @@ worker_reconfigure(struct worker *w, const struct config *conf,
 	w->ctx.local = localzone_table_ref(local);
 	fetch_settings_of(conf, &s);
 	fetch_ctx_configure(w->ctx.fetches, &s);
+	(void)admit_configure(w->ctx.admit, conf);
 }
 
 void
@@ -121,6 +125,7 @@ worker_free(struct worker *w)
 	}
 	free(w->udp);
 	free(w->tcp);
+	admit_free(w->ctx.admit);
 	zone_table_unref(w->ctx.zones);
 	localzone_table_unref(w->ctx.local);
 	free(w);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "acl.h"
 #include "addr.h"
 #include "check_main.h"
 #include "config.h"
@@ -128,6 +129,20 @@ assert_scalars_equal(const struct parse_directive *table, const void *a,
 	}
 }
 
+/* The same networks, in the same order. */
+static void
+assert_acl_equal(const struct acl *a, const struct acl *b)
+{
+	size_t i;
+
+	ck_assert_uint_eq(a->n, b->n);
+	for (i = 0; i < a->n; i++) {
+		ck_assert_int_eq(a->prefixes[i].family, b->prefixes[i].family);
+		ck_assert_uint_eq(a->prefixes[i].len, b->prefixes[i].len);
+		ck_assert_mem_eq(a->prefixes[i].net, b->prefixes[i].net, 16);
+	}
+}
+
 /* Equal as configurations: where things were read is not compared. */
 static void
 assert_config_equal(const struct config *a, const struct config *b)
@@ -136,6 +151,8 @@ assert_config_equal(const struct config *a, const struct config *b)
 	size_t i, j;
 
 	assert_scalars_equal(parse_top, a, b);
+	assert_acl_equal(&a->allow.acl, &b->allow.acl);
+	assert_acl_equal(&a->exempt_clients.acl, &b->exempt_clients.acl);
 	ck_assert_uint_eq(a->n_listen, b->n_listen);
 	for (i = 0; i < a->n_listen; i++)
 		ck_assert(addr_equal(&a->listen[i], &b->listen[i]));
@@ -201,6 +218,14 @@ START_TEST(test_defaults)
 	ck_assert_int_eq(conf.forwards[0].policy, CONFIG_POLICY_ORDER);
 	ck_assert_str_eq(conf.forwards[0].where.file, "(defaults)");
 	ck_assert_int_eq(conf.forwards[0].where.line, 0);
+	/* Loopback clients only, none rate limited, by default. */
+	ck_assert_int_eq(conf.allow.builtin, 1);
+	ck_assert_uint_eq(conf.allow.acl.n, 2);
+	ck_assert_int_eq(conf.exempt_clients.builtin, 1);
+	ck_assert_uint_eq(conf.exempt_clients.acl.n, 2);
+	ck_assert_uint_eq(conf.ratelimit, 0);
+	ck_assert_uint_eq(conf.ratelimit_slip, 2);
+	ck_assert_uint_eq(conf.ratelimit_size, 10000);
 	ck_assert_uint_eq(conf.n_hosts_files, 1);
 	ck_assert_str_eq(conf.hosts_files[0], "/etc/hosts");
 	ck_assert_uint_eq(conf.n_local_zones, 0);
@@ -263,6 +288,12 @@ START_TEST(test_every_directive)
 	    "cache-file none\n"
 	    "user nobody\n"
 	    "log syslog\n"
+	    "allow 10.0.0.0/8\n"
+	    "allow 2001:db8::/32 192.0.2.1\n"
+	    "exempt-clients none\n"
+	    "ratelimit 50\n"
+	    "ratelimit-slip 3\n"
+	    "ratelimit-size 100\n"
 	    "forward . { upstream 192.0.2.1 policy hash max-inflight 5 }\n"
 	    "hosts-file /etc/hosts.local\n"
 	    "hosts-file \"/etc/more hosts\"\n"
@@ -303,13 +334,23 @@ START_TEST(test_every_directive)
 	ck_assert_str_eq(conf.cache_file, "none");
 	ck_assert_str_eq(conf.user, "nobody");
 	ck_assert_int_eq(conf.log, CONFIG_LOG_SYSLOG);
+	/* The first allow replaced loopback; the second added to it. */
+	ck_assert_int_eq(conf.allow.builtin, 0);
+	ck_assert_uint_eq(conf.allow.acl.n, 3);
+	ck_assert_uint_eq(conf.allow.acl.n_ranges[ACL_V4], 2);
+	ck_assert_uint_eq(conf.allow.acl.n_ranges[ACL_V6], 1);
+	ck_assert_int_eq(conf.allow.acl.loopback, 0);
+	ck_assert_uint_eq(conf.exempt_clients.acl.n, 0);
+	ck_assert_uint_eq(conf.ratelimit, 50);
+	ck_assert_uint_eq(conf.ratelimit_slip, 3);
+	ck_assert_uint_eq(conf.ratelimit_size, 100);
 	ck_assert_uint_eq(conf.n_forwards, 1);
 	fw = &conf.forwards[0];
 	ck_assert_int_eq(fw->use_resolv_conf, 0);
 	ck_assert_int_eq(fw->policy, CONFIG_POLICY_HASH);
 	ck_assert_uint_eq(fw->max_inflight, 5);
 	ck_assert_str_eq(fw->where.file, "x.conf");
-	ck_assert_int_eq(fw->where.line, 31);
+	ck_assert_int_eq(fw->where.line, 37);
 	/* The first hosts-file replaces /etc/hosts, the next adds to it. */
 	ck_assert_uint_eq(conf.n_hosts_files, 2);
 	ck_assert_str_eq(conf.hosts_files[0], "/etc/hosts.local");
@@ -317,7 +358,7 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(conf.n_local_zones, 2);
 	ck_assert_str_eq(conf.local_zones[0].zone, "corp.example.");
 	ck_assert_int_eq(conf.local_zones[0].type, CONFIG_LOCAL_STATIC);
-	ck_assert_int_eq(conf.local_zones[0].where.line, 34);
+	ck_assert_int_eq(conf.local_zones[0].where.line, 40);
 	ck_assert_str_eq(conf.local_zones[1].zone, "10.in-addr.arpa.");
 	ck_assert_int_eq(conf.local_zones[1].type, CONFIG_LOCAL_NODEFAULT);
 	ck_assert_uint_eq(conf.n_local_data, 2);
@@ -327,7 +368,7 @@ START_TEST(test_every_directive)
 	    "WWW.corp.example. 300 IN A 10.1.2.3");
 	ck_assert_str_eq(conf.local_data[0].owner, "www.corp.example.");
 	ck_assert_uint_eq(conf.local_data[0].type, 1);
-	ck_assert_int_eq(conf.local_data[0].where.line, 36);
+	ck_assert_int_eq(conf.local_data[0].where.line, 42);
 	/* \" for a quote in TXT data, \\ for a backslash; no TTL: 3600 s,
 	 * no class: IN. */
 	ck_assert_str_eq(conf.local_data[1].rr,
@@ -682,6 +723,58 @@ static const struct error_case {
 	  "directory\n" },
 	{ "include .\n",
 	  "x.conf:1: include: cannot open \".\": Is a directory\n" },
+	{ "allow\n",
+	  "x.conf:1: allow: missing network\n" },
+	{ "allow 10.0.0.0/8 foo\n",
+	  "x.conf:1: allow: \"foo\" is not a network: not an IPv4 or IPv6 "
+	  "address\n" },
+	{ "allow 10.0.0.0/33\n",
+	  "x.conf:1: allow: \"10.0.0.0/33\" is not a network: the prefix "
+	  "length is not a number from 0 to 32\n" },
+	{ "allow 2001:db8::/129\n",
+	  "x.conf:1: allow: \"2001:db8::/129\" is not a network: the prefix "
+	  "length is not a number from 0 to 128\n" },
+	{ "allow 10.0.0.1/8\n",
+	  "x.conf:1: allow: \"10.0.0.1/8\" is not a network: bits are set "
+	  "past the prefix length (10.0.0.0/8?)\n" },
+	{ "allow none\n",
+	  "x.conf:1: allow: \"none\" is not a network: not an IPv4 or IPv6 "
+	  "address\n" },
+	{ "exempt-clients\n",
+	  "x.conf:1: exempt-clients: missing network\n" },
+	{ "exempt-clients none 127.0.0.1\n",
+	  "x.conf:1: exempt-clients: none cannot be combined with networks\n" },
+	{ "exempt-clients 127.0.0.1/24\n",
+	  "x.conf:1: exempt-clients: \"127.0.0.1/24\" is not a network: bits "
+	  "are set past the prefix length (127.0.0.0/24?)\n" },
+	{ "exempt-clients ::1\nexempt-clients 127.0.0.1\n",
+	  "x.conf:2: duplicate directive \"exempt-clients\" (first at "
+	  "x.conf:1)\n" },
+	{ "ratelimit 1000001\n",
+	  "x.conf:1: ratelimit: 1000001 is out of range (0 to 1000000)\n" },
+	{ "ratelimit lots\n",
+	  "x.conf:1: ratelimit: \"lots\" is not a number\n" },
+	{ "ratelimit-slip 11\n",
+	  "x.conf:1: ratelimit-slip: 11 is out of range (0 to 10)\n" },
+	{ "ratelimit-size 0\n",
+	  "x.conf:1: ratelimit-size: 0 is out of range (1 to 1000000)\n" },
+	{ "ratelimit-size 1000001\n",
+	  "x.conf:1: ratelimit-size: 1000001 is out of range (1 to "
+	  "1000000)\n" },
+	/* Beyond loopback, an allow must say for whom: at the line of the
+	 * first listen address beyond loopback, also in an include. */
+	{ "listen 127.0.0.1\nlisten 0.0.0.0:5353 [::]:5353\n",
+	  "x.conf:2: listen 0.0.0.0:5353 is not a loopback address, but no "
+	  "\"allow\" line admits a client beyond loopback: add \"allow "
+	  "NETWORK/LEN\" for the clients it serves\n" },
+	{ "listen [::]\nallow 127.0.0.1 ::1\n",
+	  "x.conf:1: listen [::]:53 is not a loopback address, but no "
+	  "\"allow\" line admits a client beyond loopback: add \"allow "
+	  "NETWORK/LEN\" for the clients it serves\n" },
+	{ "allow 127.0.0.0/8\n\nlisten 192.0.2.1:53\n",
+	  "x.conf:3: listen 192.0.2.1:53 is not a loopback address, but no "
+	  "\"allow\" line admits a client beyond loopback: add \"allow "
+	  "NETWORK/LEN\" for the clients it serves\n" },
 	/* Three errors: three lines, reading goes on after each. */
 	{ "cahce-size 1m\ncache-size 12q\nmax-ttl 0s\nmin-ttl 1m\n",
 	  "x.conf:1: unknown directive \"cahce-size\"\n"
@@ -758,6 +851,21 @@ START_TEST(test_include_relative)
 	    "etc/inc.conf:1)\n"
 	    "etc/sub/deep.conf:3: unknown directive \"cahce\"\n");
 	free(errs);
+
+	/* The listen beyond loopback is where it was given; an allow in
+	 * another file covers it. */
+	testutil_write("etc/sub", "deep.conf", "\nlisten [::]:5353\n");
+	ck_assert_int_eq(load_file("etc/main.conf", &conf, &errs), -1);
+	ck_assert_str_eq(errs,
+	    "etc/sub/deep.conf:2: listen [::]:5353 is not a loopback "
+	    "address, but no \"allow\" line admits a client beyond loopback: "
+	    "add \"allow NETWORK/LEN\" for the clients it serves\n");
+	free(errs);
+	testutil_write("etc", "main.conf", "include inc.conf\n"
+	    "allow 2001:db8::/32\nforward . { upstream 192.0.2.1 }\n");
+	ck_assert_int_eq(load_file("etc/main.conf", &conf, &errs), 0);
+	free(errs);
+	config_free(&conf);
 }
 END_TEST
 
@@ -845,7 +953,8 @@ START_TEST(test_explicit_upstream_loop)
 	    "is our listen address 127.0.0.1:5353\n");
 	load_fails("listen 0.0.0.0:5353\n"
 	    "forward example { upstream 127.0.0.2:5353 }\n"
-	    "forward . { upstream 127.0.0.1:53 }\n",
+	    "forward . { upstream 127.0.0.1:53 }\n"
+	    "allow 192.0.2.0/24\n",
 	    "x.conf:2: forward \"example.\": upstream 127.0.0.2:5353 would "
 	    "loop: it is a loopback address and we listen on 0.0.0.0:5353\n");
 }
@@ -921,7 +1030,8 @@ START_TEST(test_resolv_conf_wildcard)
 	    "nameserver fe80::1%%lo\n"
 	    "nameserver not-an-address\n", have_local ? local : "127.0.0.1");
 	testutil_write(NULL, "resolv.conf", text);
-	load_ok("listen 0.0.0.0:53\nresolv-conf resolv.conf\n", &conf);
+	load_ok("listen 0.0.0.0:53\nresolv-conf resolv.conf\n"
+	    "allow 192.0.2.0/24\n", &conf);
 	fw = find_forward(&conf, ".");
 	/* ::1 stays: we listen on IPv4 only. */
 	ck_assert_uint_eq(fw->n_upstreams, 3);
@@ -931,7 +1041,8 @@ START_TEST(test_resolv_conf_wildcard)
 	config_free(&conf);
 
 	/* A wildcard on another port is not where resolv.conf points. */
-	load_ok("listen 0.0.0.0:5353\nresolv-conf resolv.conf\n", &conf);
+	load_ok("listen 0.0.0.0:5353\nresolv-conf resolv.conf\n"
+	    "allow 192.0.2.0/24\n", &conf);
 	fw = find_forward(&conf, ".");
 	ck_assert_uint_eq(fw->n_upstreams, 5);
 	assert_addr(&fw->upstreams[0], "127.0.0.53:53");
@@ -1000,6 +1111,9 @@ START_TEST(test_print_canonical)
 	    "tcp-clients 256\n"
 	    "tcp-idle-timeout 10s\n"
 	    "max-inflight 1024\n"
+	    "ratelimit 0\n"
+	    "ratelimit-slip 2\n"
+	    "ratelimit-size 10000\n"
 	    "randomize-case yes\n"
 	    "serve-stale yes\n"
 	    "stale-max-age 1d\n"
@@ -1015,6 +1129,8 @@ START_TEST(test_print_canonical)
 	    "cache-file /var/lib/dnsdamper/cache.dump\n"
 	    "user dnsdamper\n"
 	    "log stderr\n"
+	    "allow 127.0.0.0/8 ::1/128\n"
+	    "exempt-clients 127.0.0.0/8 ::1/128\n"
 	    "listen [::1]:5300\n"
 	    "hosts-file /etc/hosts\n"
 	    "\n"
@@ -1045,6 +1161,12 @@ START_TEST(test_print_round_trip)
 	testutil_write(NULL, "resolv conf", "nameserver 192.0.2.1\n"
 	    "nameserver fe80::1%lo\n");
 	load_ok("listen 127.0.0.1:5300 [::1]:5300 0.0.0.0:5353\n"
+	    "allow 192.0.2.0/24 ::ffff:10.0.0.0/104\n"
+	    "allow 2001:db8::/32 127.0.0.1\n"
+	    "exempt-clients none\n"
+	    "ratelimit 1000000\n"
+	    "ratelimit-slip 0\n"
+	    "ratelimit-size 1\n"
 	    "resolv-conf \"resolv conf\"\n"
 	    "cache-size 1g\n"
 	    "max-ttl 2147483647\n"

@@ -225,6 +225,27 @@ START_TEST(test_journal_attached)
 }
 END_TEST
 
+/* One message an interval, at exact instants, with the count held back. */
+START_TEST(test_limit)
+{
+	struct log_limit l;
+	uint64_t held = 99;
+
+	memset(&l, 0, sizeof(l));
+	ck_assert_int_eq(log_limit_due(&l, 0, 60000, &held), 1);
+	ck_assert_uint_eq(held, 0);
+	ck_assert_int_eq(log_limit_due(&l, 1, 60000, &held), 0);
+	ck_assert_int_eq(log_limit_due(&l, 59999, 60000, &held), 0);
+	ck_assert_int_eq(log_limit_due(&l, 60000, 60000, &held), 1);
+	ck_assert_uint_eq(held, 2);
+	/* The interval counts from the last message, not the last event. */
+	ck_assert_int_eq(log_limit_due(&l, 119999, 60000, &held), 0);
+	ck_assert_int_eq(log_limit_due(&l, 500000, 60000, &held), 1);
+	ck_assert_uint_eq(held, 1);
+	ck_assert_int_eq(log_limit_due(&l, 500001, 60000, &held), 0);
+}
+END_TEST
+
 static Suite *
 log_suite(void)
 {
@@ -240,6 +261,7 @@ log_suite(void)
 	tcase_add_test(tc, test_stderr_stamp);
 	tcase_add_exit_test(tc, test_fatalx, 1);
 	tcase_add_test(tc, test_journal_attached);
+	tcase_add_test(tc, test_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }

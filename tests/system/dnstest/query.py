@@ -72,9 +72,13 @@ def make_query(qname, rdtype="A", *, edns=True, payload=1232, msg_id=None,
     return q
 
 
-def _udp_socket(port, host):
+def _udp_socket(port, host, source=None):
+    """source: the loopback address to send from (the kernel's choice if
+    None), to be another client than 127.0.0.1."""
     ports.check_loopback(host)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    if source is not None:
+        s.bind((ports.check_loopback(source), 0))
     # connect(): the kernel keeps datagrams from anyone else out, and an
     # ICMP port unreachable becomes ConnectionRefusedError
     s.connect((host, port))
@@ -103,11 +107,11 @@ def udp_wire(port, data, timeout=2.0, msg_id=None, host=ports.LOOPBACK):
                 return got
 
 
-def exchange_udp(port, q, timeout=3.0, host=ports.LOOPBACK):
-    """Send query q over UDP once; return the Reply with q's ID. Raises
-    NoAnswer after timeout s."""
+def exchange_udp(port, q, timeout=3.0, host=ports.LOOPBACK, source=None):
+    """Send query q over UDP once (from source, see _udp_socket); return
+    the Reply with q's ID. Raises NoAnswer after timeout s."""
     data = q.to_wire()
-    with _udp_socket(port, host) as s:
+    with _udp_socket(port, host, source) as s:
         _record(f"UDP query to {port}", q.to_text())
         sent = time.monotonic()
         s.send(data)
@@ -134,11 +138,11 @@ def exchange_udp(port, q, timeout=3.0, host=ports.LOOPBACK):
             return Reply(msg, got, sent, received, "udp")
 
 
-def exchange_tcp(port, q, timeout=3.0, host=ports.LOOPBACK):
-    """Send query q over a new TCP connection; return its Reply. Raises
-    NoAnswer after timeout s."""
+def exchange_tcp(port, q, timeout=3.0, host=ports.LOOPBACK, source=None):
+    """Send query q over a new TCP connection (from source, as
+    exchange_udp); return its Reply. Raises NoAnswer after timeout s."""
     sent = time.monotonic()
-    with wire.tcp_connect(port, host, timeout) as s:
+    with wire.tcp_connect(port, host, timeout, source) as s:
         _record(f"TCP query to {port}", q.to_text())
         s.sendall(wire.frame(q.to_wire()))
         reader = wire.TcpReader(s)

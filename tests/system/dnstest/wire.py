@@ -78,9 +78,13 @@ def frame(msg, length=None):
     return struct.pack("!H", n) + msg
 
 
-def tcp_connect(port, host=ports.LOOPBACK, timeout=3.0):
+def tcp_connect(port, host=ports.LOOPBACK, timeout=3.0, source=None):
+    """A connection to host:port, from the loopback address source if
+    given."""
     ports.check_loopback(host)
-    return socket.create_connection((host, port), timeout=timeout)
+    bind = None if source is None else (ports.check_loopback(source), 0)
+    return socket.create_connection((host, port), timeout=timeout,
+                                    source_address=bind)
 
 
 class TcpReader:

@@ -1,0 +1,194 @@
+/* admit.c: which client queries are served: allow, ratelimit, minimal ANY. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acl.h"
+#include "admit.h"
+#include "log.h"
+#include "wire.h"
+
+struct admit {
+	struct ratelimit	*rl;		/* NULL: ratelimit 0 */
+	struct log_limit	 refused_log;
+	struct log_limit	 limited_log;
+};
+
+struct admit *
+admit_new(const struct config *conf)
+{
+	struct admit *a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	if (conf->ratelimit > 0 && (a->rl = ratelimit_new(conf->ratelimit,
+	    conf->ratelimit_slip, conf->ratelimit_size)) == NULL) {
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+int
+admit_configure(struct admit *a, const struct config *conf)
+{
+	struct ratelimit *rl;
+
+	if (conf->ratelimit == 0) {
+		ratelimit_free(a->rl);
+		a->rl = NULL;
+		return 0;
+	}
+	if (a->rl != NULL && ratelimit_size(a->rl) == conf->ratelimit_size) {
+		ratelimit_set(a->rl, conf->ratelimit, conf->ratelimit_slip);
+		return 0;
+	}
+	if ((rl = ratelimit_new(conf->ratelimit, conf->ratelimit_slip,
+	    conf->ratelimit_size)) == NULL) {
+		log_warnx("ratelimit-size %u: out of memory; keeping the "
+		    "previous table", conf->ratelimit_size);
+		if (a->rl != NULL)
+			ratelimit_set(a->rl, conf->ratelimit,
+			    conf->ratelimit_slip);
+		return -1;
+	}
+	ratelimit_free(a->rl);
+	a->rl = rl;
+	return 0;
+}
+
+void
+admit_free(struct admit *a)
+{
+	if (a == NULL)
+		return;
+	ratelimit_free(a->rl);
+	free(a);
+}
+
+/*
+ * Say what was done to a query or connection from client, but not once
+ * for each of a flood: at most once every ADMIT_LOG_INTERVAL through l,
+ * with how many were held back since.
+ */
+static void
+admit_log(struct log_limit *l, const char *what, const struct addr *client,
+    uint64_t now)
+{
+	char buf[ADDR_STRLEN], more[80] = "";
+	uint64_t held;
+
+	if (!log_limit_due(l, now, ADMIT_LOG_INTERVAL, &held))
+		return;
+	if (held > 0)
+		snprintf(more, sizeof(more), " (and %llu more since the last "
+		    "such message)", (unsigned long long)held);
+	log_warnx("%s from %s%s", what, addr_format_host(client, buf,
+	    sizeof(buf)), more);
+}
+
+enum admit_verdict
+admit_checked(struct admit *a, const struct config *conf,
+    const struct addr *client, int udp, struct metrics *m, uint64_t now)
+{
+	enum ratelimit_verdict v;
+
+	if (!acl_match(&conf->allow.acl, client)) {
+		m->refused_queries++;
+		admit_log(&a->refused_log, udp ? "not in allow: refused a UDP "
+		    "query" : "not in allow: refused a TCP query", client, now);
+		return ADMIT_REFUSE;
+	}
+	if (a->rl == NULL || !udp ||
+	    acl_match(&conf->exempt_clients.acl, client))
+		return ADMIT_SERVE;
+	if ((v = ratelimit_check(a->rl, client, now)) == RATELIMIT_PASS)
+		return ADMIT_SERVE;
+	if (v == RATELIMIT_DROP)
+		m->ratelimit_dropped++;
+	else
+		m->ratelimit_slipped++;
+	admit_log(&a->limited_log, "over ratelimit: dropped or truncated a "
+	    "query", client, now);
+	return v == RATELIMIT_DROP ? ADMIT_DROP : ADMIT_SLIP;
+}
+
+int
+admit_connection(struct admit *a, const struct config *conf,
+    const struct addr *client, struct metrics *m, uint64_t now)
+{
+	if (acl_match(&conf->allow.acl, client))
+		return 1;
+	m->refused_connections++;
+	admit_log(&a->refused_log, "not in allow: closed a TCP connection",
+	    client, now);
+	return 0;
+}
+
+int
+admit_minimal_any(const struct config *conf, const struct addr *client,
+    int udp, const struct msg_query *q, struct metrics *m)
+{
+	if (!udp || q->q.qtype != MSG_TYPE_ANY || q->q.qclass != MSG_CLASS_IN ||
+	    acl_match(&conf->exempt_clients.acl, client))
+		return 0;
+	m->any_minimal++;
+	return 1;
+}
+
+size_t
+admit_write_any(const struct config *conf, const struct msg_query *q,
+    const struct msg_reply_opts *opts, uint8_t *out, size_t cap)
+{
+	/* Owner: a pointer to the question's qname; RDATA: two
+	 * <character-string>s (RFC 1035 §3.3.2), "RFC8482" and "". */
+	static const uint8_t hinfo[] = { 7, 'R', 'F', 'C', '8', '4', '8',
+	    '2', 0 };
+	uint8_t wire[MSG_HEADER_LEN + MSG_NAME_MAX + MSG_QTYPE_QCLASS_LEN +
+	    MSG_RR_MIN_LEN + 1 + sizeof(hinfo)];
+	struct msg_ttl_rule rule = { 0, 0 };
+	struct msg_template t;
+	uint32_t ttl = conf->max_ttl < ADMIT_ANY_TTL ? conf->max_ttl :
+	    ADMIT_ANY_TTL;
+	size_t n = MSG_HEADER_LEN;
+
+	memset(wire, 0, MSG_HEADER_LEN);
+	memcpy(wire + n, q->q.qname, q->q.qname_len);
+	n += q->q.qname_len;
+	n += wire_wr16(wire + n, q->q.qtype);
+	n += wire_wr16(wire + n, q->q.qclass);
+	n += wire_wr16(wire + n, 0xc000 | MSG_HEADER_LEN);
+	n += wire_wr16(wire + n, MSG_TYPE_HINFO);
+	n += wire_wr16(wire + n, MSG_CLASS_IN);
+	n += wire_wr32(wire + n, ttl);
+	n += wire_wr16(wire + n, sizeof(hinfo));
+	memcpy(wire + n, hinfo, sizeof(hinfo));
+	n += sizeof(hinfo);
+	memset(&t, 0, sizeof(t));
+	t.wire = wire;
+	t.len = t.additional_offset = (uint16_t)n;
+	t.counts[MSG_SECTION_ANSWER] = 1;
+	t.rcode = MSG_RCODE_NOERROR;
+	return msg_write_answer(&t, q, &rule, opts, out, cap);
+}
+
+size_t
+admit_write_slip(const struct msg_query *q, const struct msg_reply_opts *opts,
+    uint8_t *out, size_t cap)
+{
+	size_t len;
+
+	if ((len = msg_write_error(q, MSG_RCODE_NOERROR, opts, out, cap)) > 0)
+		wire_wr16(out + 2, wire_rd16(out + 2) | MSG_FLAG_TC);
+	return len;
+}
+
+void
+admit_stats(struct admit *a, struct ratelimit_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (a->rl != NULL)
+		ratelimit_stats(a->rl, out);
+}

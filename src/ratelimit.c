@@ -1,0 +1,154 @@
+/* ratelimit.c: token buckets per client address, in a bounded table. */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lruhash.h"
+#include "ratelimit.h"
+
+/* Tokens are counted in thousandths, so that a bucket refills exactly by
+ * qps thousandths each millisecond. */
+#define TOKEN		1000
+#define KEY_LEN		16	/* an IPv6 address, IPv4 ones mapped: one
+				 * size, so the bound is exact */
+
+struct ratelimit_bucket {
+	uint64_t	tokens;		/* thousandths of a token */
+	uint64_t	last;		/* ms: tokens counted up to then */
+	uint32_t	over;		/* queries over the limit since the last
+					 * one within it */
+};
+
+struct ratelimit {
+	struct lruhash	*table;		/* key: KEY_LEN octets; value:
+					 * struct ratelimit_bucket */
+	uint32_t	 qps;
+	uint32_t	 slip;
+	size_t		 size;
+};
+
+/* What taking a token from a tracked bucket found. */
+struct ratelimit_take {
+	const struct ratelimit	*rl;
+	uint64_t		 now;
+	enum ratelimit_verdict	 verdict;
+};
+
+struct ratelimit *
+ratelimit_new(uint32_t qps, uint32_t slip, size_t size)
+{
+	struct ratelimit *rl;
+
+	if ((rl = calloc(1, sizeof(*rl))) == NULL)
+		return NULL;
+	/* One shard: the least recently seen address overall goes first. */
+	if ((rl->table = lruhash_new(1, size * lruhash_charge(KEY_LEN,
+	    sizeof(struct ratelimit_bucket)), free)) == NULL) {
+		free(rl);
+		return NULL;
+	}
+	rl->size = size;
+	ratelimit_set(rl, qps, slip);
+	return rl;
+}
+
+void
+ratelimit_set(struct ratelimit *rl, uint32_t qps, uint32_t slip)
+{
+	rl->qps = qps;
+	rl->slip = slip;
+}
+
+size_t
+ratelimit_size(const struct ratelimit *rl)
+{
+	return rl->size;
+}
+
+/* Refill b for the time since it was last seen, then take a token. */
+static enum ratelimit_verdict
+bucket_take(struct ratelimit_bucket *b, uint32_t qps, uint32_t slip,
+    uint64_t now)
+{
+	uint64_t full = (uint64_t)qps * TOKEN;
+
+	if (now > b->last) {
+		/* A second refills any bucket: no product to overflow. */
+		b->tokens = now - b->last >= 1000 ? full :
+		    b->tokens + (now - b->last) * qps;
+		b->last = now;
+	}
+	if (b->tokens > full)
+		b->tokens = full;	/* qps lowered by a reload */
+	if (b->tokens >= TOKEN) {
+		b->tokens -= TOKEN;
+		b->over = 0;
+		return RATELIMIT_PASS;
+	}
+	b->over++;
+	return slip > 0 && b->over % slip == 0 ? RATELIMIT_SLIP :
+	    RATELIMIT_DROP;
+}
+
+static enum lruhash_verdict
+take_visit(const void *key, size_t keylen, void *value, void *arg)
+{
+	struct ratelimit_take *t = arg;
+
+	(void)key;
+	(void)keylen;
+	t->verdict = bucket_take(value, t->rl->qps, t->rl->slip, t->now);
+	return LRUHASH_KEEP;
+}
+
+enum ratelimit_verdict
+ratelimit_check(struct ratelimit *rl, const struct addr *client,
+    uint64_t now)
+{
+	struct ratelimit_take t = { rl, now, RATELIMIT_PASS };
+	struct ratelimit_bucket *b;
+	uint8_t key[KEY_LEN];
+	uint64_t hash;
+
+	/* ::ffff:a.b.c.d for IPv4 (RFC 4291 §2.5.5.2), whichever way it
+	 * came; the rest of the key stays zero if the client is neither. */
+	memset(key, 0, sizeof(key));
+	if (addr_host(client, key) == AF_INET) {
+		memcpy(key + 12, key, 4);
+		memset(key, 0, 10);
+		key[10] = key[11] = 0xff;
+	}
+	hash = lruhash_hash(rl->table, key, sizeof(key));
+	if (lruhash_lookup(rl->table, hash, key, sizeof(key), take_visit, &t))
+		return t.verdict;
+	if ((b = malloc(sizeof(*b))) == NULL)
+		return RATELIMIT_PASS;
+	/* A new address starts with a full bucket, this query's token
+	 * taken. */
+	b->tokens = (uint64_t)rl->qps * TOKEN - TOKEN;
+	b->last = now;
+	b->over = 0;
+	(void)lruhash_insert(rl->table, hash, key, sizeof(key), b, sizeof(*b),
+	    NULL);
+	return RATELIMIT_PASS;
+}
+
+void
+ratelimit_stats(struct ratelimit *rl, struct ratelimit_stats *out)
+{
+	struct lruhash_stats ls;
+
+	lruhash_stats(rl->table, &ls);
+	out->tracked = ls.entries;
+	out->evictions = ls.evictions;
+}
+
+void
+ratelimit_free(struct ratelimit *rl)
+{
+	if (rl == NULL)
+		return;
+	lruhash_free(rl->table);
+	free(rl);
+}
