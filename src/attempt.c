@@ -104,24 +104,73 @@ send_failed(struct attempt *a, uint64_t now)
 		    a->up->name, strerror(err), (unsigned long long)held);
 }
 
+/* a's query, with ID a->id, the qname as sent, an OPT if edns. */
+static void
+attempt_write(struct attempt *a, int edns)
+{
+	const struct attempt_query *aq = a->aq;
+
+	a->edns = edns;
+	a->wire_len = msg_write_query(&aq->q, a->id, a->qname,
+	    edns ? aq->edns_size : 0, a->wire, sizeof(a->wire));
+}
+
+/*
+ * Send a's query again, over TCP or UDP, at now; failing to ends the
+ * attempt (send_failed says whose failure that is).
+ */
+static void
+attempt_resend(struct attempt *a, uint64_t now)
+{
+	const struct transport *t = a->aq->t;
+
+	a->st->queries++;
+	a->sent = now;
+	if ((a->conn = t->ops->open(t->env, a->tcp ? TRANSPORT_TCP :
+	    TRANSPORT_UDP, &a->up->addr, a->wire, a->wire_len, &conn_cb,
+	    a)) == NULL) {
+		send_failed(a, now);
+		a->aq->owner->failed(a->aq->arg, a, now);
+	}
+}
+
 /* RFC 7766 §5: a truncated UDP answer is asked again over TCP. */
 static void
 attempt_tcp_start(struct attempt *a, uint64_t now)
 {
-	const struct transport *t = a->aq->t;
-
 	attempt_close(a);
 	a->tcp = 1;
 	a->aq->owner->tcp(a->aq->arg, a);
 	a->st->tc_retries++;
-	a->st->queries++;
-	a->sent = now;
 	attempt_log(a, "truncated (TC); asking again over TCP");
-	if ((a->conn = t->ops->open(t->env, TRANSPORT_TCP, &a->up->addr,
-	    a->wire, a->wire_len, &conn_cb, a)) == NULL) {
-		send_failed(a, now);
-		a->aq->owner->failed(a->aq->arg, a, now);
-	}
+	attempt_resend(a, now);
+}
+
+/*
+ * RFC 6891 §7: an upstream that does not speak EDNS answers a query with
+ * an OPT record FORMERR (or NOTIMP): ask it again, once, without, under a
+ * new ID. That is no failure of the upstream; only if the plain query
+ * fails too does the attempt.
+ */
+static void
+attempt_plain_retry(struct attempt *a, uint64_t now)
+{
+	attempt_close(a);
+	a->plain_retry = 1;
+	a->id = (uint16_t)arc4random();
+	attempt_write(a, 0);
+	a->st->edns_fallbacks++;
+	attempt_log(a, "FORMERR or NOTIMP to EDNS; asking again without it "
+	    "(RFC 6891 §7)");
+	attempt_resend(a, now);
+}
+
+/* 1 if r refuses a's OPT record rather than its question. */
+static int
+refuses_edns(const struct attempt *a, const struct msg_response *r)
+{
+	return a->edns && (r->rcode == MSG_RCODE_FORMERR ||
+	    r->rcode == MSG_RCODE_NOTIMP);
 }
 
 /*
@@ -152,6 +201,8 @@ attempt_answered(struct attempt *a, const struct msg_response *r,
 	a->st->answers++;
 	metrics_observe(&a->st->latency, now - a->sent);
 	upstream_answered(a->up, (uint32_t)(now - a->sent), now);
+	if (a->plain_retry)
+		upstream_no_edns(a->up, now);
 	a->aq->owner->answered(a->aq->arg, a, r, now);
 }
 
@@ -176,10 +227,10 @@ refuse(struct attempt *a, uint64_t *counter, const char *what, uint64_t now)
 
 /*
  * A response arrived for attempt a. Before the cost of parsing it whole:
- * over UDP, one larger than the payload size we offered is dropped (RFC
- * 6891 §6.2.3); then its ID and question must be those sent (RFC 5452
- * §9.1), the connected socket having checked its source address and
- * port.
+ * over UDP, one larger than the payload size the query offered (512
+ * octets without an OPT) is dropped (RFC 6891 §6.2.3); then its ID and
+ * question must be those sent (RFC 5452 §9.1), the connected socket
+ * having checked its source address and port.
  */
 static void
 attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
@@ -192,7 +243,7 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 	const char *why;
 	uint16_t id;
 
-	if (!a->tcp && len > a->aq->edns_size) {
+	if (!a->tcp && len > (a->edns ? a->aq->edns_size : MSG_UDP_MIN)) {
 		refuse(a, &counts->oversized, "a response larger than our "
 		    "payload size", now);
 		return;
@@ -218,6 +269,11 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 	}
 	if (msg_response_parse(pkt, len, &r) == -1) {
 		refuse(a, &counts->malformed, "a malformed response", now);
+		return;
+	}
+	if (refuses_edns(a, &r)) {
+		msg_response_free(&r);
+		attempt_plain_retry(a, now);
 		return;
 	}
 	if ((r.flags & MSG_FLAG_TC) && !a->tcp) {
@@ -252,8 +308,6 @@ attempt_new(const struct attempt_query *aq, struct upstream *up,
 		msg_name_randomize_case(a->qname, aq->q.q.qname_len);
 		a->cased = 1;
 	}
-	a->wire_len = msg_write_query(&aq->q, a->id, a->qname, aq->edns_size,
-	    a->wire, sizeof(a->wire));
 	return a;
 }
 
@@ -262,6 +316,7 @@ attempt_send(struct attempt *a, uint64_t now)
 {
 	const struct transport *t = a->aq->t;
 
+	attempt_write(a, upstream_edns(a->up, now));
 	a->sent = now;
 	a->rto = upstream_rto(a->up);
 	a->st->queries++;

@@ -5,13 +5,15 @@
  * dns0x20) unless the upstream does not keep it. A response counts only
  * if its ID and question, case included, are what was sent (RFC 5452
  * §9.1), which is checked before the rest of it is read, and over UDP if
- * it is no larger than the payload size offered (RFC 6891 §6.2.3):
- * anything else is ignored and the attempt waits on. A truncated
- * answer is asked again over TCP (RFC 7766 §5); SERVFAIL, REFUSED, a
- * referral, a CNAME chain over MSG_CHAIN_MAX or garbage over TCP fail the
- * attempt; anything else is an answer
- * (RFC 2308 §2). Each outcome is counted in the upstream's per-zone
- * counters and health, and told to the fetch through struct attempt_owner.
+ * it is no larger than the payload size the query offered (RFC 6891
+ * §6.2.3): anything else is ignored and the attempt waits on. A truncated
+ * answer is asked again over TCP (RFC 7766 §5); FORMERR or NOTIMP to a
+ * query with an OPT record is asked again once without one (RFC 6891 §7;
+ * if that is answered, the upstream is known not to speak EDNS); SERVFAIL,
+ * REFUSED, a referral, a CNAME chain over MSG_CHAIN_MAX or garbage over
+ * TCP fail the attempt; anything else is an answer (RFC 2308 §2). Each
+ * outcome is counted in the upstream's per-zone counters and health, and
+ * told to the fetch through struct attempt_owner.
  */
 #ifndef DNSDAMPER_ATTEMPT_H
 #define DNSDAMPER_ATTEMPT_H
@@ -75,6 +77,9 @@ struct attempt {
 	size_t			 idx;		/* the fetch's slot for up */
 	struct transport_conn	*conn;		/* NULL: not listening */
 	int			 tcp;		/* over TCP since TC=1 */
+	int			 edns;		/* the query has an OPT */
+	int			 plain_retry;	/* asked again without OPT
+						 * after FORMERR or NOTIMP */
 	int			 case_only;	/* the name came back only in
 						 * another case: the upstream's
 						 * doing, or forged */
@@ -91,19 +96,19 @@ struct attempt {
 /*
  * attempt_new: an attempt of aq to upstream up in the fetch's slot idx,
  * counting into st (up's counters for the fetch's zone, which must stay
- * put while the attempt lives): its ID, 0x20 case and query are made,
- * nothing is sent yet. Free it with attempt_free. Returns NULL if out of
- * memory.
+ * put while the attempt lives): its ID and 0x20 case are made, nothing is
+ * sent yet. Free it with attempt_free. Returns NULL if out of memory.
  */
 struct attempt *attempt_new(const struct attempt_query *aq,
 	    struct upstream *up, struct upstream_stats *st, size_t idx);
 
 /*
- * attempt_send: send a's query over UDP at now (ms) and listen for the
- * response. Returns 0, or -1 if it could not be sent: then the failure
- * is logged (with -v) and counted against the upstream, unless we were
- * out of descriptors or memory (counted in counts->local, and logged),
- * and the owner is not called.
+ * attempt_send: write a's query, with an OPT record unless the upstream
+ * is known not to speak EDNS at now (upstream_edns), send it over UDP at
+ * now (ms) and listen for the response. Returns 0, or -1 if it could not
+ * be sent: then the failure is logged (with -v) and counted against the
+ * upstream, unless we were out of descriptors or memory (counted in
+ * counts->local, and logged), and the owner is not called.
  */
 int	attempt_send(struct attempt *a, uint64_t now);
 

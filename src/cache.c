@@ -104,6 +104,12 @@ cache_key_qname(const struct cache_key *key, size_t *len)
 	return key->data;
 }
 
+uint16_t
+cache_key_qtype(const struct cache_key *key)
+{
+	return key_qtype(key->data, key->len - KEY_TAIL);
+}
+
 void
 cache_key_question(const struct cache_key *key, struct msg_question *q)
 {
@@ -534,7 +540,7 @@ struct flush_arg {
 	size_t		 name_len;
 	uint16_t	 qtype;
 	int		 subtree;
-	int		(*keep)(const uint8_t *, size_t, void *);
+	int		(*keep)(const uint8_t *, size_t, uint16_t, void *);
 	void		*keep_arg;
 };
 
@@ -547,8 +553,8 @@ flush_visit(const void *key, size_t keylen, void *value, void *arg)
 
 	(void)value;
 	if (a->keep != NULL)
-		return a->keep(k, qlen, a->keep_arg) ? LRUHASH_KEEP :
-		    LRUHASH_REMOVE;
+		return a->keep(k, qlen, key_qtype(k, qlen), a->keep_arg) ?
+		    LRUHASH_KEEP : LRUHASH_REMOVE;
 	if (a->name == NULL)
 		return LRUHASH_REMOVE;
 	if (!name_matches(k, qlen, a->name, a->name_len, a->subtree) ||
@@ -568,7 +574,8 @@ cache_flush(struct cache *c, const uint8_t *name, size_t name_len,
 
 uint64_t
 cache_flush_if(struct cache *c,
-    int (*keep)(const uint8_t *qname, size_t len, void *arg), void *arg)
+    int (*keep)(const uint8_t *qname, size_t len, uint16_t qtype, void *arg),
+    void *arg)
 {
 	struct flush_arg a = { NULL, 0, 0, 0, keep, arg };
 

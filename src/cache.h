@@ -68,10 +68,12 @@ void	cache_key_make(const struct cache *c, const struct msg_question *q,
  * The parts of a key made by cache_key_make. cache_key_qname: its qname,
  * folded, uncompressed wire of *len octets (the root label included),
  * pointing into key. cache_key_question: that qname, qtype and qclass
- * (host order) copied into *q. cache_key_do, cache_key_cd: 1 if it was
- * asked with the DO bit (RFC 3225) or the CD bit (RFC 4035 §3.2.2), else 0.
+ * (host order) copied into *q. cache_key_qtype: its qtype (host order).
+ * cache_key_do, cache_key_cd: 1 if it was asked with the DO bit (RFC
+ * 3225) or the CD bit (RFC 4035 §3.2.2), else 0.
  */
 const uint8_t *cache_key_qname(const struct cache_key *key, size_t *len);
+uint16_t cache_key_qtype(const struct cache_key *key);
 void	cache_key_question(const struct cache_key *key,
 	    struct msg_question *q);
 int	cache_key_do(const struct cache_key *key);
@@ -180,12 +182,13 @@ uint64_t cache_flush(struct cache *c, const uint8_t *name, size_t name_len,
 	    uint16_t qtype, int subtree);
 
 /*
- * cache_flush_if: remove every entry whose qname (wire, folded) keep()
- * says 0 for; keep gets arg. Returns how many were removed.
+ * cache_flush_if: remove every entry whose question keep() says 0 for:
+ * qname (wire, folded, len octets) and qtype (host order); keep gets arg.
+ * Returns how many were removed.
  */
 uint64_t cache_flush_if(struct cache *c,
-	    int (*keep)(const uint8_t *qname, size_t len, void *arg),
-	    void *arg);
+	    int (*keep)(const uint8_t *qname, size_t len, uint16_t qtype,
+	    void *arg), void *arg);
 
 /*
  * cache_slices: how many slices the cache's entries fall into, for the

@@ -316,7 +316,8 @@ same_forwarding(const struct file_zones *fz, struct zone_table *zones,
 	uint64_t fp;
 
 	qname = cache_key_qname(key, &qlen);
-	if ((z = zone_find(zones, qname, qlen)) == NULL)
+	z = zone_find(zones, qname, qlen, cache_key_qtype(key));
+	if (z == NULL)
 		return 0;
 	for (i = 0; i < fz->n; i++) {
 		len = (size_t)get(&r, 1);

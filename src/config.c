@@ -8,6 +8,8 @@
 #include "addr.h"
 #include "config.h"
 
+#define CONFIG_TYPE_CNAME	5	/* RFC 1035 §3.2.2 */
+
 const struct config_name config_policy_names[] = {
 	{ "order", CONFIG_POLICY_ORDER },
 	{ "random", CONFIG_POLICY_RANDOM },
@@ -20,6 +22,86 @@ const struct config_name config_log_names[] = {
 	{ "stderr", CONFIG_LOG_STDERR },
 	{ "syslog", CONFIG_LOG_SYSLOG },
 	{ NULL, 0 }
+};
+
+const struct config_name config_local_type_names[] = {
+	{ "static", CONFIG_LOCAL_STATIC },
+	{ "nxdomain", CONFIG_LOCAL_NXDOMAIN },
+	{ "refuse", CONFIG_LOCAL_REFUSE },
+	{ "transparent", CONFIG_LOCAL_TRANSPARENT },
+	{ "nodefault", CONFIG_LOCAL_NODEFAULT },
+	{ NULL, 0 }
+};
+
+const char *const config_default_local_zones[] = {
+	"localhost.",				/* RFC 6761 §6.3 */
+	/* RFC 6303 §4.1: RFC 1918 */
+	"10.in-addr.arpa.",
+	"16.172.in-addr.arpa.", "17.172.in-addr.arpa.",
+	"18.172.in-addr.arpa.", "19.172.in-addr.arpa.",
+	"20.172.in-addr.arpa.", "21.172.in-addr.arpa.",
+	"22.172.in-addr.arpa.", "23.172.in-addr.arpa.",
+	"24.172.in-addr.arpa.", "25.172.in-addr.arpa.",
+	"26.172.in-addr.arpa.", "27.172.in-addr.arpa.",
+	"28.172.in-addr.arpa.", "29.172.in-addr.arpa.",
+	"30.172.in-addr.arpa.", "31.172.in-addr.arpa.",
+	"168.192.in-addr.arpa.",
+	/* RFC 6303 §4.2: "this" network, loopback, link-local,
+	 * TEST-NET-1, -2 and -3 (RFC 5737), broadcast */
+	"0.in-addr.arpa.",
+	"127.in-addr.arpa.",
+	"254.169.in-addr.arpa.",
+	"2.0.192.in-addr.arpa.",
+	"100.51.198.in-addr.arpa.",
+	"113.0.203.in-addr.arpa.",
+	"255.255.255.255.in-addr.arpa.",
+	/* RFC 7793: shared address space 100.64.0.0/10 (RFC 6598) */
+	"64.100.in-addr.arpa.", "65.100.in-addr.arpa.",
+	"66.100.in-addr.arpa.", "67.100.in-addr.arpa.",
+	"68.100.in-addr.arpa.", "69.100.in-addr.arpa.",
+	"70.100.in-addr.arpa.", "71.100.in-addr.arpa.",
+	"72.100.in-addr.arpa.", "73.100.in-addr.arpa.",
+	"74.100.in-addr.arpa.", "75.100.in-addr.arpa.",
+	"76.100.in-addr.arpa.", "77.100.in-addr.arpa.",
+	"78.100.in-addr.arpa.", "79.100.in-addr.arpa.",
+	"80.100.in-addr.arpa.", "81.100.in-addr.arpa.",
+	"82.100.in-addr.arpa.", "83.100.in-addr.arpa.",
+	"84.100.in-addr.arpa.", "85.100.in-addr.arpa.",
+	"86.100.in-addr.arpa.", "87.100.in-addr.arpa.",
+	"88.100.in-addr.arpa.", "89.100.in-addr.arpa.",
+	"90.100.in-addr.arpa.", "91.100.in-addr.arpa.",
+	"92.100.in-addr.arpa.", "93.100.in-addr.arpa.",
+	"94.100.in-addr.arpa.", "95.100.in-addr.arpa.",
+	"96.100.in-addr.arpa.", "97.100.in-addr.arpa.",
+	"98.100.in-addr.arpa.", "99.100.in-addr.arpa.",
+	"100.100.in-addr.arpa.", "101.100.in-addr.arpa.",
+	"102.100.in-addr.arpa.", "103.100.in-addr.arpa.",
+	"104.100.in-addr.arpa.", "105.100.in-addr.arpa.",
+	"106.100.in-addr.arpa.", "107.100.in-addr.arpa.",
+	"108.100.in-addr.arpa.", "109.100.in-addr.arpa.",
+	"110.100.in-addr.arpa.", "111.100.in-addr.arpa.",
+	"112.100.in-addr.arpa.", "113.100.in-addr.arpa.",
+	"114.100.in-addr.arpa.", "115.100.in-addr.arpa.",
+	"116.100.in-addr.arpa.", "117.100.in-addr.arpa.",
+	"118.100.in-addr.arpa.", "119.100.in-addr.arpa.",
+	"120.100.in-addr.arpa.", "121.100.in-addr.arpa.",
+	"122.100.in-addr.arpa.", "123.100.in-addr.arpa.",
+	"124.100.in-addr.arpa.", "125.100.in-addr.arpa.",
+	"126.100.in-addr.arpa.", "127.100.in-addr.arpa.",
+	/* RFC 6303 §4.3: the unspecified and the loopback address */
+	"0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0."
+	    "ip6.arpa.",
+	"1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0."
+	    "ip6.arpa.",
+	"d.f.ip6.arpa.",			/* RFC 6303 §4.4: fd00::/8 */
+	/* RFC 6303 §4.5: link-local fe80::/10 */
+	"8.e.f.ip6.arpa.", "9.e.f.ip6.arpa.", "a.e.f.ip6.arpa.",
+	"b.e.f.ip6.arpa.",
+	"8.b.d.0.1.0.0.2.ip6.arpa.",		/* RFC 6303 §4.6: 2001:db8::/32 */
+	"invalid.",				/* RFC 6761 §6.4 */
+	"home.arpa.",				/* RFC 8375 §7 */
+	"onion.",				/* RFC 7686 §2 */
+	NULL
 };
 
 void
@@ -116,7 +198,11 @@ config_defaults(struct config *conf)
 	if (acl_add_loopback(&conf->allow.acl) == -1 ||
 	    acl_add_loopback(&conf->exempt_clients.acl) == -1)
 		return -1;
-	return config_reset_strings(conf, 1);
+	if (config_reset_strings(conf, 1) == -1 ||
+	    config_add_hosts_file(conf, CONFIG_HOSTS_FILE) == -1)
+		return -1;
+	conf->hosts_file_default = 1;
+	return 0;
 }
 
 void
@@ -127,28 +213,93 @@ config_forward_defaults(struct config_forward *fw)
 	fw->max_inflight = 0;
 }
 
+/*
+ * Append a copy of the size octets at elem to the array at *arrp (a
+ * pointer to any object type) of *n elements. Returns 0, or -1 if out of
+ * memory (the array intact).
+ */
+static int
+config_append(void *arrp, size_t *n, size_t size, const void *elem)
+{
+	void *arr, *grown;
+
+	memcpy(&arr, arrp, sizeof(arr));
+	if ((grown = reallocarray(arr, *n + 1, size)) == NULL)
+		return -1;
+	memcpy((char *)grown + *n * size, elem, size);
+	memcpy(arrp, &grown, sizeof(grown));
+	(*n)++;
+	return 0;
+}
+
 int
 config_add_addr(struct addr **arr, size_t *n, const struct addr *a)
 {
-	struct addr *na;
-
-	if ((na = reallocarray(*arr, *n + 1, sizeof(*na))) == NULL)
-		return -1;
-	na[(*n)++] = *a;
-	*arr = na;
-	return 0;
+	return config_append(arr, n, sizeof(*a), a);
 }
 
 int
 config_add_forward(struct config *conf, const struct config_forward *fw)
 {
-	struct config_forward *n;
+	return config_append(&conf->forwards, &conf->n_forwards, sizeof(*fw),
+	    fw);
+}
 
-	n = reallocarray(conf->forwards, conf->n_forwards + 1, sizeof(*n));
-	if (n == NULL)
+/* Drop the hosts files of conf. */
+static void
+config_free_hosts_files(struct config *conf)
+{
+	size_t i;
+
+	for (i = 0; i < conf->n_hosts_files; i++)
+		free(conf->hosts_files[i]);
+	free(conf->hosts_files);
+	conf->hosts_files = NULL;
+	conf->n_hosts_files = 0;
+}
+
+int
+config_add_hosts_file(struct config *conf, const char *path)
+{
+	char *copy;
+
+	if (conf->hosts_file_default || strcmp(path, CONFIG_NONE) == 0) {
+		config_free_hosts_files(conf);
+		conf->hosts_file_default = 0;
+	}
+	if (strcmp(path, CONFIG_NONE) == 0)
+		return 0;
+	if ((copy = strdup(path)) == NULL ||
+	    config_append(&conf->hosts_files, &conf->n_hosts_files,
+	    sizeof(copy), &copy) == -1) {
+		free(copy);
 		return -1;
-	n[conf->n_forwards++] = *fw;
-	conf->forwards = n;
+	}
+	return 0;
+}
+
+int
+config_add_local_zone(struct config *conf, const struct config_local_zone *lz)
+{
+	return config_append(&conf->local_zones, &conf->n_local_zones,
+	    sizeof(*lz), lz);
+}
+
+int
+config_add_local_data(struct config *conf, const struct config_local_data *ld)
+{
+	return config_append(&conf->local_data, &conf->n_local_data,
+	    sizeof(*ld), ld);
+}
+
+int
+config_is_default_local_zone(const char *zone)
+{
+	const char *const *z;
+
+	for (z = config_default_local_zones; *z != NULL; z++)
+		if (strcmp(*z, zone) == 0)
+			return 1;
 	return 0;
 }
 
@@ -271,6 +422,65 @@ config_check_metrics_listen(struct config *conf,
 		    "metrics-listen", r);
 }
 
+/* qsort: local-data in owner order, then file order (their index). */
+static int
+config_owner_cmp(const void *a, const void *b)
+{
+	const struct config_local_data *const *x = a, *const *y = b;
+	int c = strcmp((*x)->owner, (*y)->owner);
+
+	if (c != 0)
+		return c;
+	return *x < *y ? -1 : *x > *y;
+}
+
+/*
+ * The records of one owner, ld[0..n-1] in file order: with a CNAME, the
+ * first of them and the one that clashes with it (RFC 2181 §10.1).
+ */
+static void
+config_check_cname_owner(struct config_local_data *const *ld, size_t n,
+    const struct config_report *r)
+{
+	const struct config_local_data *cname = NULL, *later;
+	size_t i;
+
+	for (i = 0; i < n && cname == NULL; i++)
+		if (ld[i]->type == CONFIG_TYPE_CNAME)
+			cname = ld[i];
+	if (cname == NULL || n < 2)
+		return;
+	later = ld[0] == cname ? ld[1] : cname;
+	config_error(r, &later->where, NULL, "local-data \"%s\": a CNAME and "
+	    "other data (RFC 2181 section 10.1); first at %s:%d", later->owner,
+	    ld[0]->where.file, ld[0]->where.line);
+}
+
+/* A name with a CNAME has nothing else (RFC 2181 §10.1). */
+static void
+config_check_cnames(const struct config *conf, const struct config_report *r)
+{
+	struct config_local_data **sorted;
+	size_t i, j, n = conf->n_local_data;
+
+	if (n < 2)
+		return;
+	if ((sorted = calloc(n, sizeof(*sorted))) == NULL) {
+		config_error(r, NULL, "local-data", "out of memory");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		sorted[i] = &conf->local_data[i];
+	qsort(sorted, n, sizeof(*sorted), config_owner_cmp);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n &&
+		    strcmp(sorted[i]->owner, sorted[j]->owner) == 0; j++)
+			;
+		config_check_cname_owner(sorted + i, j - i, r);
+	}
+	free(sorted);
+}
+
 /*
  * The client lists as ranges, and no listener beyond loopback without an
  * allow that says who beyond loopback it is for: a forwarder open to
@@ -309,6 +519,7 @@ config_validate(struct config *conf, const struct config_report *r)
 	config_check_mode(conf, r);
 	config_check_metrics_listen(conf, r);
 	config_check_access(conf, r);
+	config_check_cnames(conf, r);
 }
 
 void
@@ -321,6 +532,23 @@ config_forward_free(struct config_forward *fw)
 }
 
 void
+config_local_zone_free(struct config_local_zone *lz)
+{
+	free(lz->zone);
+	free(lz->where.file);
+	memset(lz, 0, sizeof(*lz));
+}
+
+void
+config_local_data_free(struct config_local_data *ld)
+{
+	free(ld->rr);
+	free(ld->owner);
+	free(ld->where.file);
+	memset(ld, 0, sizeof(*ld));
+}
+
+void
 config_free(struct config *conf)
 {
 	size_t i;
@@ -328,6 +556,13 @@ config_free(struct config *conf)
 	for (i = 0; i < conf->n_forwards; i++)
 		config_forward_free(&conf->forwards[i]);
 	free(conf->forwards);
+	for (i = 0; i < conf->n_local_zones; i++)
+		config_local_zone_free(&conf->local_zones[i]);
+	free(conf->local_zones);
+	for (i = 0; i < conf->n_local_data; i++)
+		config_local_data_free(&conf->local_data[i]);
+	free(conf->local_data);
+	config_free_hosts_files(conf);
 	free(conf->listen);
 	free(conf->listen_nonlocal.file);
 	acl_clear(&conf->allow.acl);
@@ -338,12 +573,18 @@ config_free(struct config *conf)
 }
 
 const char *
-config_policy_name(enum config_policy policy)
+config_name_word(const struct config_name *names, int value)
 {
 	const struct config_name *n;
 
-	for (n = config_policy_names; n->name != NULL; n++)
-		if (n->value == (int)policy)
+	for (n = names; n->name != NULL; n++)
+		if (n->value == value)
 			return n->name;
 	return "?";
+}
+
+const char *
+config_policy_name(enum config_policy policy)
+{
+	return config_name_word(config_policy_names, (int)policy);
 }

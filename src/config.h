@@ -37,15 +37,39 @@ enum config_log {
 /* The word that turns a path or address directive off. */
 #define CONFIG_NONE	"none"
 
+/* The hosts file read when no hosts-file directive is given. */
+#define CONFIG_HOSTS_FILE	"/etc/hosts"
+
+/* How a local-zone answers the names at and below it. */
+enum config_local_type {
+	CONFIG_LOCAL_STATIC = 0,	/* local-data, else NXDOMAIN or NODATA
+					 * with the zone's SOA */
+	CONFIG_LOCAL_NXDOMAIN,		/* NXDOMAIN for the whole subtree */
+	CONFIG_LOCAL_REFUSE,		/* REFUSED for the whole subtree */
+	CONFIG_LOCAL_TRANSPARENT,	/* local-data, else forwarded */
+	CONFIG_LOCAL_NODEFAULT		/* not served: removes a default */
+};
+
 /* A word of the configuration language and the value it stands for. */
 struct config_name {
 	const char	*name;
 	int		 value;
 };
 
-/* The words of enum config_policy and enum config_log; end with NULL. */
+/* The words of enum config_policy, enum config_log and enum
+ * config_local_type; end with NULL. */
 extern const struct config_name config_policy_names[];
 extern const struct config_name config_log_names[];
+extern const struct config_name config_local_type_names[];
+
+/*
+ * The zones served locally unless configured otherwise, in presentation
+ * format, lower case; ends with NULL: localhost. (RFC 6761 §6.3), the
+ * locally served zones of RFC 6303 §4 and RFC 7793 (IANA's registry of
+ * them), invalid. (RFC 6761 §6.4), home.arpa. (RFC 8375) and onion. (RFC
+ * 7686 §2). dnsdamper.conf(5) lists them.
+ */
+extern const char *const config_default_local_zones[];
 
 /* Where a directive was read, for `file:line: message` diagnostics. */
 struct config_where {
@@ -68,6 +92,25 @@ struct config_forward {
 						 * the top file (or
 						 * CONFIG_BUILTIN) at line 0
 						 * for the implied one */
+};
+
+/* One `local-zone ZONE TYPE` directive. */
+struct config_local_zone {
+	char			*zone;		/* owned; as forward's zone */
+	enum config_local_type	 type;
+	struct config_where	 where;
+};
+
+/* One `local-data "RR"` directive. */
+struct config_local_data {
+	char			*rr;		/* owned; the record in ldns's
+						 * presentation format, one
+						 * line: "a.example.\t3600\tIN
+						 * \tA\t192.0.2.1" */
+	char			*owner;		/* owned; its owner, lower
+						 * case, as forward's zone */
+	uint16_t		 type;		/* its type, host order */
+	struct config_where	 where;
 };
 
 /* A network list directive: allow, exempt-clients. */
@@ -104,6 +147,17 @@ struct config {
 	size_t			 n_forwards;
 	char			*resolv_conf;	/* owned; default
 						 * /etc/resolv.conf */
+	char			**hosts_files;	/* owned array of owned paths;
+						 * CONFIG_HOSTS_FILE until a
+						 * hosts-file directive;
+						 * empty for `none` */
+	size_t			 n_hosts_files;
+	int			 hosts_file_default; /* no hosts-file directive
+						 * yet: the built-in file */
+	struct config_local_zone *local_zones;	/* owned array, file order */
+	size_t			 n_local_zones;
+	struct config_local_data *local_data;	/* owned array, file order */
+	size_t			 n_local_data;
 	uint64_t		 cache_size;	/* bytes */
 	uint32_t		 max_ttl;	/* seconds */
 	uint32_t		 min_ttl;	/* seconds */
@@ -167,8 +221,9 @@ void	config_error(const struct config_report *r,
  * value of every directive that has one: no listen address and no forward
  * yet (config_implicit adds them), strings copied, allow and
  * exempt-clients the loopback networks 127.0.0.0/8 and ::1 (builtin, not
- * compiled yet). Returns 0, or -1 if out of memory; either way *conf is
- * for config_free.
+ * compiled yet), the hosts file CONFIG_HOSTS_FILE, no local-zone or
+ * local-data. Returns 0, or -1 if out of memory; either way *conf is for
+ * config_free.
  */
 int	config_defaults(struct config *conf);
 
@@ -203,6 +258,28 @@ int	config_add_forward(struct config *conf,
 	    const struct config_forward *fw);
 
 /*
+ * config_add_hosts_file: append a copy of path to conf->hosts_files; the
+ * first one given replaces the built-in CONFIG_HOSTS_FILE; CONFIG_NONE
+ * empties the list. Returns 0, or -1 if out of memory (conf unchanged
+ * but for the default dropped).
+ */
+int	config_add_hosts_file(struct config *conf, const char *path);
+
+/*
+ * config_add_local_zone, config_add_local_data: append *lz or *ld to
+ * conf's array, which then owns what it owns. Return 0, or -1 if out of
+ * memory (the caller still owns it).
+ */
+int	config_add_local_zone(struct config *conf,
+	    const struct config_local_zone *lz);
+int	config_add_local_data(struct config *conf,
+	    const struct config_local_data *ld);
+
+/* config_is_default_local_zone: 1 if zone (presentation format, lower
+ * case, absolute) is one of config_default_local_zones, else 0. */
+int	config_is_default_local_zone(const char *zone);
+
+/*
  * config_validate: the checks across directives of a configuration that
  * was read, every error reported through r, not only the first:
  * - the max-inflight of the zones fits the global one with at least 1 left
@@ -221,7 +298,11 @@ int	config_add_forward(struct config *conf,
  *   an open resolver by accident: `listen ADDR is not a loopback address,
  *   but no "allow" line admits a client beyond loopback: add "allow
  *   NETWORK/LEN" for the clients it serves`, at conf->listen_nonlocal
- *   (where the directive listen was first given if that is not known).
+ *   (where the directive listen was first given if that is not known);
+ * - a local-data owner with a CNAME has no other record, and one CNAME
+ *   at most (RFC 2181 §10.1), reported at the later record: `local-data
+ *   "NAME": a CNAME and other data (RFC 2181 section 10.1); first at
+ *   FILE:LINE`.
  * Both strings are rewritten in canonical form, as -t -v prints them
  * ("0660", "127.0.0.1:9153"); out of memory is reported too.
  */
@@ -230,8 +311,18 @@ void	config_validate(struct config *conf, const struct config_report *r);
 /* config_forward_free: release what *fw owns; *fw may then be reused. */
 void	config_forward_free(struct config_forward *fw);
 
+/* config_local_zone_free, config_local_data_free: the same for *lz, *ld. */
+void	config_local_zone_free(struct config_local_zone *lz);
+void	config_local_data_free(struct config_local_data *ld);
+
 /* config_free: release everything *conf owns; *conf may then be reused. */
 void	config_free(struct config *conf);
+
+/*
+ * config_name_word: the word of names (ending with NULL) for value, a
+ * static string; "?" for a value that has none.
+ */
+const char *config_name_word(const struct config_name *names, int value);
 
 /*
  * config_policy_name: the directive's word for policy ("order"...), a

@@ -1,4 +1,4 @@
-/* localdata.c: the localhost names of RFC 6761 §6.3, answered locally. */
+/* localdata.c: answers from the table of local zones and records. */
 #include "autoconf.h"
 
 #include <string.h>
@@ -6,99 +6,130 @@
 #include "localdata.h"
 #include "wire.h"
 
-static const uint8_t localhost[] = "\11localhost";	/* + root label */
-#define LOCALHOST_LEN	sizeof(localhost)		/* 11 octets */
-/* The one record of an answer: an SOA, 2 + 10 + 2 + 16 + 20 = 50 octets,
- * is the longest. */
-#define RECORD_ROOM	64
+#define RR_FIXED_LEN	10	/* type, class, TTL, rdlength */
+#define POINTER_MAX	0x3fff	/* the furthest a compression pointer
+				 * reaches (RFC 1035 §4.1.4) */
 
-/* The offset of "localhost." in qname if it is or ends in it, else -1. */
-static long
-localhost_offset(const struct msg_question *q)
+/* An answer being written into a template. */
+struct answer {
+	uint8_t		*wire;
+	size_t		 len;
+	size_t		 cap;
+	uint16_t	 counts[4];	/* per enum msg_section */
+};
+
+/*
+ * The records of rs at the name at offset owner (a compression pointer to
+ * it) into section sec; as many as fit. Returns the offset of the last
+ * record's rdata, or 0 if none fit.
+ */
+static size_t
+put_rrset(struct answer *a, size_t owner, const struct localzone_rrset *rs,
+    enum msg_section sec)
 {
-	size_t off = 0;
-	uint8_t folded[MSG_NAME_MAX];
+	size_t off, rdlen, last = 0;
 
-	if (q->qclass != MSG_CLASS_IN || q->qname_len < LOCALHOST_LEN)
-		return -1;
-	memcpy(folded, q->qname, q->qname_len);
-	msg_name_fold(folded, q->qname_len);
-	/* Label by label, so that "notlocalhost." does not count. */
-	while (q->qname_len - off > LOCALHOST_LEN && folded[off] != 0)
-		off += (size_t)folded[off] + 1;
-	if (q->qname_len - off != LOCALHOST_LEN ||
-	    memcmp(folded + off, localhost, LOCALHOST_LEN) != 0)
-		return -1;
-	return (long)off;
+	for (off = 0; off < rs->rdata_len; off += 2 + rdlen) {
+		rdlen = wire_rd16(rs->rdata + off);
+		if (a->len + 2 + RR_FIXED_LEN + rdlen > a->cap)
+			break;
+		a->len += wire_wr16(a->wire + a->len, (uint16_t)(0xc000 |
+		    owner));
+		a->len += wire_wr16(a->wire + a->len, rs->type);
+		a->len += wire_wr16(a->wire + a->len, MSG_CLASS_IN);
+		a->len += wire_wr32(a->wire + a->len, rs->ttl);
+		a->len += wire_wr16(a->wire + a->len, (uint16_t)rdlen);
+		last = a->len;
+		memcpy(a->wire + a->len, rs->rdata + off + 2, rdlen);
+		a->len += rdlen;
+		a->counts[sec]++;
+	}
+	return last;
 }
 
-/* An RR header at p: owner (a pointer to off), type, class, TTL. */
-static size_t
-rr_header(uint8_t *p, size_t off, uint16_t type, struct msg_ttl_slot *slot,
-    size_t at)
+/*
+ * After a CNAME whose target name is at offset target of the answer: the
+ * target's records of qtype, while it is local (RFC 1034 §3.6.2).
+ */
+static void
+put_chain(struct answer *a, const struct localzone_table *t, size_t target,
+    uint16_t qtype)
 {
-	size_t n = wire_wr16(p, (uint16_t)(0xc000 | off));
+	const struct localzone_rrset *rs;
+	struct localzone_result res;
+	uint8_t name[MSG_NAME_MAX];
+	int n, len;
 
-	n += wire_wr16(p + n, type);
-	n += wire_wr16(p + n, MSG_CLASS_IN);
-	slot->offset = (uint16_t)(at + n);
-	slot->ttl = LOCALDATA_TTL;
-	n += wire_wr32(p + n, LOCALDATA_TTL);
-	return n;
+	for (n = 1; n < LOCALDATA_MAX_CHAIN && target > 0 &&
+	    target <= POINTER_MAX; n++) {
+		if ((len = name_unpack(a->wire, a->len, target, name)) == -1)
+			return;
+		msg_name_fold(name, (size_t)len);
+		localzone_lookup(t, name, (size_t)len, qtype, &res);
+		if (res.verdict != LOCALZONE_ANSWER || (rs = res.rrset) == NULL)
+			return;
+		target = put_rrset(a, target, rs, MSG_SECTION_ANSWER);
+		if (rs->type != MSG_TYPE_CNAME)
+			return;
+	}
+}
+
+/* The records res found for q: one RRset, its CNAME chain, or (ANY) all. */
+static void
+put_records(struct answer *a, const struct localzone_table *t,
+    const struct msg_query *q, const struct localzone_result *res)
+{
+	size_t i, target;
+
+	if (res->rrset == NULL) {
+		for (i = 0; i < localzone_node_rrsets(res->node); i++)
+			(void)put_rrset(a, MSG_HEADER_LEN, localzone_node_rrset(
+			    res->node, i), MSG_SECTION_ANSWER);
+		return;
+	}
+	target = put_rrset(a, MSG_HEADER_LEN, res->rrset, MSG_SECTION_ANSWER);
+	if (res->rrset->type == MSG_TYPE_CNAME &&
+	    q->q.qtype != MSG_TYPE_CNAME)
+		put_chain(a, t, target, q->q.qtype);
 }
 
 size_t
-localdata_answer(const struct msg_query *q, const struct msg_reply_opts *opts,
-    uint8_t *out, size_t cap)
+localdata_answer(const struct localzone_table *t, const struct msg_query *q,
+    const uint8_t *qname, const struct msg_reply_opts *opts, uint8_t *work,
+    size_t work_cap, uint8_t *out, size_t cap)
 {
-	static const uint8_t v4[4] = { 127, 0, 0, 1 };
-	static const uint8_t v6[16] = { [15] = 1 };
-	static const uint8_t rname[] = "\6nobody\7invalid";
-	uint8_t wire[MSG_HEADER_LEN + MSG_NAME_MAX + MSG_QTYPE_QCLASS_LEN +
-	    RECORD_ROOM];
 	struct msg_ttl_rule rule = { 0, 0 };
-	struct msg_ttl_slot slot;
-	struct msg_template t;
-	size_t n, apex;
-	long off;
+	struct localzone_result res;
+	struct msg_template tpl;
+	struct answer a;
 
-	if ((off = localhost_offset(&q->q)) == -1)
+	if (q->q.qclass != MSG_CLASS_IN)
 		return 0;
-	memset(&t, 0, sizeof(t));
-	memset(wire, 0, MSG_HEADER_LEN);
-	n = MSG_HEADER_LEN;
-	memcpy(wire + n, q->q.qname, q->q.qname_len);
-	n += q->q.qname_len;
-	n += wire_wr16(wire + n, q->q.qtype);
-	n += wire_wr16(wire + n, q->q.qclass);
-	t.additional_offset = 0;
-	apex = MSG_HEADER_LEN + (size_t)off;
-	if (q->q.qtype == MSG_TYPE_A || q->q.qtype == MSG_TYPE_AAAA) {
-		n += rr_header(wire + n, MSG_HEADER_LEN, q->q.qtype, &slot, n);
-		n += wire_wr16(wire + n, q->q.qtype == MSG_TYPE_A ? 4 : 16);
-		memcpy(wire + n, q->q.qtype == MSG_TYPE_A ? v4 : v6,
-		    q->q.qtype == MSG_TYPE_A ? 4 : 16);
-		n += q->q.qtype == MSG_TYPE_A ? 4 : 16;
-		t.counts[MSG_SECTION_ANSWER] = 1;
-	} else {
-		/* NODATA: the zone's SOA, mname the apex itself. */
-		n += rr_header(wire + n, apex, MSG_TYPE_SOA, &slot, n);
-		n += wire_wr16(wire + n, 2 + sizeof(rname) + 20);
-		n += wire_wr16(wire + n, (uint16_t)(0xc000 | apex));
-		memcpy(wire + n, rname, sizeof(rname));
-		n += sizeof(rname);
-		n += wire_wr32(wire + n, 1);		/* serial */
-		n += wire_wr32(wire + n, 3600);		/* refresh */
-		n += wire_wr32(wire + n, 1200);		/* retry */
-		n += wire_wr32(wire + n, 604800);		/* expire */
-		n += wire_wr32(wire + n, LOCALDATA_TTL);	/* minimum */
-		t.counts[MSG_SECTION_AUTHORITY] = 1;
-	}
-	t.wire = wire;
-	t.len = (uint16_t)n;
-	t.additional_offset = (uint16_t)n;
-	t.ttls = &slot;
-	t.n_ttls = 1;
-	t.rcode = MSG_RCODE_NOERROR;
-	return msg_write_answer(&t, q, &rule, opts, out, cap);
+	localzone_lookup(t, qname, q->q.qname_len, q->q.qtype, &res);
+	if (res.verdict == LOCALZONE_NONE)
+		return 0;
+	if (res.verdict == LOCALZONE_REFUSED)
+		return msg_write_error(q, MSG_RCODE_REFUSED, opts, out, cap);
+	memset(&a, 0, sizeof(a));
+	a.wire = work;
+	a.cap = work_cap;
+	memset(work, 0, MSG_HEADER_LEN);
+	a.len = MSG_HEADER_LEN;
+	memcpy(work + a.len, q->q.qname, q->q.qname_len);
+	a.len += q->q.qname_len;
+	a.len += wire_wr16(work + a.len, q->q.qtype);
+	a.len += wire_wr16(work + a.len, q->q.qclass);
+	if (res.verdict == LOCALZONE_ANSWER)
+		put_records(&a, t, q, &res);
+	else	/* RFC 2308 §3: the SOA, for the client's negative cache */
+		(void)put_rrset(&a, MSG_HEADER_LEN + res.zone_off,
+		    res.zone->soa, MSG_SECTION_AUTHORITY);
+	memset(&tpl, 0, sizeof(tpl));
+	tpl.wire = work;
+	tpl.len = (uint16_t)a.len;
+	tpl.additional_offset = (uint16_t)a.len;
+	memcpy(tpl.counts, a.counts, sizeof(tpl.counts));
+	tpl.rcode = res.verdict == LOCALZONE_NXDOMAIN ? MSG_RCODE_NXDOMAIN :
+	    MSG_RCODE_NOERROR;
+	return msg_write_answer(&tpl, q, &rule, opts, out, cap);
 }

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "control.h"
 #include "listen.h"
+#include "localzone.h"
 #include "log.h"
 #include "parse.h"
 #include "printconf.h"
@@ -31,6 +32,11 @@
 
 #define DEFAULT_CONFIG	SYSCONFDIR "/dnsdamper/dnsdamper.conf"
 #define STATUS_SEC	5		/* STATUS= refresh under systemd */
+/*
+ * How often the hosts files are looked at (one stat(2) each): an edit is
+ * served within this. No jitter is needed: nothing goes on the network.
+ */
+#define HOSTS_CHECK_SEC	1
 
 struct daemon {
 	const char		*config_given;	/* -c, or NULL */
@@ -39,6 +45,7 @@ struct daemon {
 	struct cache		*cache;
 	struct upstream_registry *upstreams;
 	struct zone_table	*zones;
+	struct localzone_table	*local;
 	struct listen_socket	*socks;
 	size_t			 n_socks;
 	int			 activated;	/* sockets from a socket unit */
@@ -50,7 +57,7 @@ struct daemon {
 	struct event_base	*base;
 	struct worker		*worker;
 	struct control		*control;
-	struct event		*events[5];	/* signals and timers */
+	struct event		*events[6];	/* signals and timers */
 	int64_t			 start_time;	/* Unix seconds */
 };
 
@@ -107,6 +114,8 @@ log_serving(const struct daemon *d)
 		    z->n_upstreams > 0 ? ups : "nothing",
 		    config_policy_name(z->policy));
 	}
+	log_info("local answers: %zu names from hosts-file and local-data",
+	    localzone_table_names(d->local));
 	for (i = 0; i < d->n_socks; i++)
 		log_info("listening on %s%s%s%s",
 		    addr_format(&d->socks[i].addr, addr, sizeof(addr)),
@@ -143,16 +152,17 @@ struct routing {
 	struct zone_table	*new;
 };
 
-/* An entry stays if its name is forwarded as before: same zone, same
+/* An entry stays if its question is forwarded as before: same zone, same
  * upstreams. */
 static int
-routing_unchanged(const uint8_t *qname, size_t len, void *arg)
+routing_unchanged(const uint8_t *qname, size_t len, uint16_t qtype,
+    void *arg)
 {
 	const struct routing *r = arg;
 	const struct zone *a, *b;
 
-	a = zone_find(r->old, qname, len);
-	b = zone_find(r->new, qname, len);
+	a = zone_find(r->old, qname, len, qtype);
+	b = zone_find(r->new, qname, len, qtype);
 	return a != NULL && b != NULL && strcmp(a->name_str, b->name_str) == 0 &&
 	    zone_same_upstreams(a, b);
 }
@@ -198,18 +208,22 @@ warn_restart_only(const struct daemon *d, const struct config *conf)
 static int
 reload(struct daemon *d, struct evbuffer *errors)
 {
+	struct localzone_table *local = NULL;
 	struct cache_limits lim;
 	struct routing routing;
 	struct config conf;
 	uint64_t flushed;
 
 	memset(&conf, 0, sizeof(conf));
+	routing.new = NULL;
 	systemd_reloading();
 	d->config_path = config_path(d->config_given);
 	log_info("reloading %s", d->config_path ? d->config_path :
 	    "the built-in defaults");
 	if (load_logged(d->config_path, &conf, errors) == -1 ||
-	    (routing.new = zone_table_new(d->upstreams, &conf)) == NULL) {
+	    (routing.new = zone_table_new(d->upstreams, &conf)) == NULL ||
+	    (local = localzone_table_new(&conf)) == NULL) {
+		zone_table_unref(routing.new);
 		config_free(&conf);
 		log_errx("reload failed; still running the previous "
 		    "configuration");
@@ -229,9 +243,11 @@ reload(struct daemon *d, struct evbuffer *errors)
 	    conf.upstream_timeout_max);
 	zone_table_unref(d->zones);
 	d->zones = routing.new;
+	localzone_table_unref(d->local);
+	d->local = local;
 	config_free(&d->conf);
 	d->conf = conf;
-	worker_reconfigure(d->worker, &d->conf, d->zones);
+	worker_reconfigure(d->worker, &d->conf, d->zones, d->local);
 	choose_log(&d->conf);
 	log_serving(d);
 	log_info("reloaded");
@@ -295,6 +311,29 @@ status_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	status_line(arg, buf, sizeof(buf));
 	systemd_status(buf);
+}
+
+/* A hosts file changed: the local answers are built again from it. */
+static void
+hosts_check_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	struct localzone_table *local;
+
+	(void)fd;
+	(void)what;
+	if (!localzone_table_changed(d->local))
+		return;
+	if ((local = localzone_table_new(&d->conf)) == NULL) {
+		log_warn("hosts-file changed, but cannot be read again; "
+		    "serving it as it was");
+		return;
+	}
+	localzone_table_unref(d->local);
+	d->local = local;
+	worker_reconfigure(d->worker, &d->conf, d->zones, d->local);
+	log_info("hosts-file changed: %zu local names now",
+	    localzone_table_names(d->local));
 }
 
 static void
@@ -400,7 +439,7 @@ static int
 start_events(struct daemon *d)
 {
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT };
-	struct timeval tv = { STATUS_SEC, 0 };
+	struct timeval tv = { STATUS_SEC, 0 }, hosts = { HOSTS_CHECK_SEC, 0 };
 	uint64_t wd = systemd_watchdog_ms();
 	size_t i;
 
@@ -411,6 +450,9 @@ start_events(struct daemon *d)
 	if (getenv("NOTIFY_SOCKET") != NULL &&
 	    ((d->events[3] = event_new(d->base, -1, EV_PERSIST, status_cb,
 	    d)) == NULL || event_add(d->events[3], &tv) == -1))
+		return -1;
+	if ((d->events[5] = event_new(d->base, -1, EV_PERSIST, hosts_check_cb,
+	    d)) == NULL || event_add(d->events[5], &hosts) == -1)
 		return -1;
 	/* Pinged from the loop itself: a stuck loop gets us killed. */
 	if (wd > 0) {
@@ -461,6 +503,7 @@ start(struct daemon *d)
 	    (d->upstreams = upstream_registry_new(d->conf.upstream_timeout_min,
 	    d->conf.upstream_timeout_max)) == NULL ||
 	    (d->zones = zone_table_new(d->upstreams, &d->conf)) == NULL ||
+	    (d->local = localzone_table_new(&d->conf)) == NULL ||
 	    (d->base = event_base_new()) == NULL) {
 		log_err("start-up");
 		return -1;
@@ -468,8 +511,8 @@ start(struct daemon *d)
 	if (d->cache_file != NULL)
 		(void)cachefile_read(d->cache, d->zones, d->cache_file,
 		    clock_now_ms());
-	if ((d->worker = worker_new(d->base, &d->conf, d->zones, d->cache,
-	    d->socks, d->n_socks)) == NULL)
+	if ((d->worker = worker_new(d->base, &d->conf, d->zones, d->local,
+	    d->cache, d->socks, d->n_socks)) == NULL)
 		return -1;
 	report.worker = d->worker;
 	report.cache = d->cache;
@@ -525,6 +568,7 @@ stop(struct daemon *d)
 	if (d->metrics_fd != -1)
 		close(d->metrics_fd);
 	zone_table_unref(d->zones);
+	localzone_table_unref(d->local);
 	upstream_registry_free(d->upstreams);
 	cache_free(d->cache);
 	if (d->socks != NULL)

@@ -587,7 +587,7 @@ msg_write_query(const struct msg_query *q, uint16_t id,
     const uint8_t *qname, uint16_t edns_size, uint8_t *out, size_t cap)
 {
 	struct msg_reply_opts opts = { 0, edns_size, -1 };
-	uint16_t counts[4] = { 0, 0, 0, 1 };
+	uint16_t counts[4] = { 0, 0, 0, edns_size > 0 };
 	size_t len = MSG_HEADER_LEN;
 
 	if (cap < MSG_QUERY_MAX_LEN)
@@ -598,5 +598,7 @@ msg_write_query(const struct msg_query *q, uint16_t id,
 	    (q->flags & MSG_FLAG_CD));
 	write_counts(out, 1, counts);
 	len += write_question(out + len, qname, &q->q);
+	if (edns_size == 0)
+		return len;
 	return len + write_opt(out + len, q, MSG_RCODE_NOERROR, &opts);
 }

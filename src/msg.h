@@ -65,6 +65,7 @@
 #define MSG_TYPE_NAPTR	35
 #define MSG_TYPE_DNAME	39
 #define MSG_TYPE_OPT	41
+#define MSG_TYPE_DS	43
 #define MSG_TYPE_RRSIG	46
 #define MSG_TYPE_IXFR	251
 #define MSG_TYPE_AXFR	252
@@ -307,8 +308,10 @@ size_t	msg_write_error(const struct msg_query *q, unsigned rcode,
  * octets): ID id (host order), the qname written as in qname (q->q's
  * length; e.g. with 0x20 case applied), RD=1, AD=1 (RFC 6840 §5.7), CD
  * copied from q, and an OPT with our payload size edns_size (octets) and
- * q's DO bit (RFC 4035 §3.2.1). Returns the length written, at most
- * MSG_QUERY_MAX_LEN, or 0 if cap is below MSG_QUERY_MAX_LEN.
+ * q's DO bit (RFC 4035 §3.2.1); edns_size 0 writes no OPT, for an
+ * upstream that does not speak EDNS (RFC 6891 §7). Returns the length
+ * written, at most MSG_QUERY_MAX_LEN, or 0 if cap is below
+ * MSG_QUERY_MAX_LEN.
  */
 size_t	msg_write_query(const struct msg_query *q, uint16_t id,
 	    const uint8_t *qname, uint16_t edns_size, uint8_t *out,

@@ -59,6 +59,15 @@ static void	parse_include(struct parse_run *,
 static void	parse_upstream(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_stmt *);
+static void	parse_hosts_file(struct parse_run *,
+		    const struct parse_directive *, void *,
+		    struct parse_stmt *);
+static void	parse_local_zone(struct parse_run *,
+		    const struct parse_directive *, void *,
+		    struct parse_stmt *);
+static void	parse_local_data(struct parse_run *,
+		    const struct parse_directive *, void *,
+		    struct parse_stmt *);
 static int	parse_body(struct parse_run *,
 		    const struct parse_directive *, void *,
 		    struct parse_seen *, const char *, int);
@@ -165,6 +174,10 @@ const struct parse_directive parse_top[] = {
 	  PARSE_FIELD(struct config, allow), .handler = parse_nets },
 	{ .name = "exempt-clients", .kind = PARSE_SPECIAL, .flags = PARSE_NONE,
 	  PARSE_FIELD(struct config, exempt_clients), .handler = parse_nets },
+	PARSE_SPECIAL("hosts-file", parse_hosts_file),
+	{ .name = "local-zone", .kind = PARSE_SPECIAL, .flags = PARSE_REPEAT,
+	  .names = config_local_type_names, .handler = parse_local_zone },
+	PARSE_SPECIAL("local-data", parse_local_data),
 	PARSE_SPECIAL("forward", parse_forward),
 	PARSE_SPECIAL("include", parse_include),
 	{ .name = NULL }
@@ -259,15 +272,11 @@ char *
 parse_format(const struct parse_directive *d, uint64_t v, char *buf,
     size_t len)
 {
-	const struct config_name *n;
-
 	if (d->kind != PARSE_ENUM)
 		return value_format(parse_syntax_of(d->kind), d->unit, v, buf,
 		    len);
-	for (n = d->names; n->name != NULL; n++)
-		if ((uint64_t)n->value == v)
-			break;
-	snprintf(buf, len, "%s", n->name != NULL ? n->name : "?");
+	snprintf(buf, len, "%s", v > INT32_MAX ? "?" :
+	    config_name_word(d->names, (int)v));
 	return buf;
 }
 
@@ -689,36 +698,72 @@ parse_upstream(struct parse_run *run, const struct parse_directive *d,
 	}
 }
 
+/* A domain name, in lower case, as ldns writes it; NULL with rdf NULL. */
+static char *
+parse_canonical_name(const ldns_rdf *rdf)
+{
+	ldns_rdf *copy;
+	char *name;
+
+	if ((copy = ldns_rdf_clone(rdf)) == NULL)
+		return NULL;
+	ldns_dname2canonical(copy);
+	name = ldns_rdf2str(copy);
+	ldns_rdf_deep_free(copy);
+	return name;
+}
+
+/* str as a domain name of directive d, normalized; NULL after an error. */
+static char *
+parse_name(struct parse_run *run, const struct parse_directive *d, int line,
+    const char *str)
+{
+	ldns_rdf *rdf;
+	char *name;
+
+	if (str[0] == '\0' || (rdf = ldns_dname_new_frm_str(str)) == NULL) {
+		lex_error(&run->lex, line, "%s: \"%s\" is not a domain name",
+		    d->name, str);
+		return NULL;
+	}
+	name = parse_canonical_name(rdf);
+	ldns_rdf_deep_free(rdf);
+	if (name == NULL)
+		lex_error(&run->lex, line, "out of memory");
+	return name;
+}
+
+/*
+ * The arguments of a directive that takes n of them (what: their names,
+ * for "missing"): 0 after reporting too few or too many, else 1.
+ */
+static int
+parse_nargs(struct parse_run *run, const struct parse_directive *d,
+    const struct parse_stmt *st, size_t n, const char *const *what)
+{
+	if (st->n_args < n) {
+		lex_error(&run->lex, st->key.line, "%s: missing %s", d->name,
+		    what[st->n_args]);
+		return 0;
+	}
+	if (st->n_args > n) {
+		lex_error(&run->lex, st->key.line, "%s: unexpected \"%s\"",
+		    d->name, st->args[n].text);
+		return 0;
+	}
+	return 1;
+}
+
 /* The zone of a forward directive, normalized; NULL after an error. */
 static char *
 parse_zone(struct parse_run *run, const struct parse_directive *d,
     struct parse_stmt *st)
 {
-	ldns_rdf *rdf;
-	char *zone;
-	int line = st->key.line;
+	static const char *const what[] = { "zone" };
 
-	if (st->n_args == 0) {
-		lex_error(&run->lex, line, "%s: missing zone", d->name);
+	if (!parse_nargs(run, d, st, 1, what))
 		return NULL;
-	}
-	if (st->n_args > 1) {
-		lex_error(&run->lex, line, "%s: unexpected \"%s\"", d->name,
-		    st->args[1].text);
-		return NULL;
-	}
-	if (st->args[0].text[0] == '\0' ||
-	    (rdf = ldns_dname_new_frm_str(st->args[0].text)) == NULL) {
-		lex_error(&run->lex, line, "%s: \"%s\" is not a domain name",
-		    d->name, st->args[0].text);
-		return NULL;
-	}
-	ldns_dname2canonical(rdf);
-	zone = ldns_rdf2str(rdf);
-	ldns_rdf_deep_free(rdf);
-	if (zone == NULL)
-		lex_error(&run->lex, line, "out of memory");
-	return zone;
+	return parse_name(run, d, st->key.line, st->args[0].text);
 }
 
 /*
@@ -804,6 +849,189 @@ done:
 	config_forward_free(&fw);
 }
 
+/* `hosts-file PATH`, or `none`: absolute paths, none alone. */
+static void
+parse_hosts_file(struct parse_run *run, const struct parse_directive *d,
+    void *base, struct parse_stmt *st)
+{
+	static const char *const what[] = { "path" };
+	struct config *conf = base;
+	const char *path;
+	int line = st->key.line, none;
+	size_t i;
+
+	if (!parse_nargs(run, d, st, 1, what))
+		return;
+	path = st->args[0].text;
+	none = strcmp(path, CONFIG_NONE) == 0;
+	if (!conf->hosts_file_default && (none ? conf->n_hosts_files > 0 :
+	    conf->n_hosts_files == 0)) {
+		lex_error(&run->lex, line, "%s: none cannot be combined with "
+		    "files", d->name);
+		return;
+	}
+	if (!none && path[0] != '/') {
+		lex_error(&run->lex, line, "%s: \"%s\" is not an absolute path",
+		    d->name, path);
+		return;
+	}
+	for (i = 0; !conf->hosts_file_default && i < conf->n_hosts_files;
+	    i++)
+		if (strcmp(conf->hosts_files[i], path) == 0) {
+			lex_error(&run->lex, line, "%s: duplicate file \"%s\"",
+			    d->name, path);
+			return;
+		}
+	if (config_add_hosts_file(conf, path) == -1)
+		lex_error(&run->lex, line, "out of memory");
+}
+
+/* The checks of a local-zone whose name and type are read. */
+static int
+parse_local_zone_check(struct parse_run *run, const struct parse_directive *d,
+    const struct config *conf, const struct config_local_zone *lz, int line)
+{
+	const struct config_local_zone *other;
+	size_t i;
+
+	for (i = 0; i < conf->n_local_zones; i++) {
+		other = &conf->local_zones[i];
+		if (strcmp(other->zone, lz->zone) == 0) {
+			lex_error(&run->lex, line, "%s \"%s\": duplicate zone "
+			    "(first at %s:%d)", d->name, lz->zone,
+			    other->where.file, other->where.line);
+			return -1;
+		}
+	}
+	if (lz->type == CONFIG_LOCAL_NODEFAULT &&
+	    !config_is_default_local_zone(lz->zone)) {
+		lex_error(&run->lex, line, "%s \"%s\": nodefault: not a zone "
+		    "served by default", d->name, lz->zone);
+		return -1;
+	}
+	return 0;
+}
+
+/* `local-zone ZONE TYPE`. */
+static void
+parse_local_zone(struct parse_run *run, const struct parse_directive *d,
+    void *base, struct parse_stmt *st)
+{
+	static const char *const what[] = { "zone", "type" };
+	struct config_local_zone lz;
+	uint64_t type;
+	int line = st->key.line;
+
+	memset(&lz, 0, sizeof(lz));
+	if (!parse_nargs(run, d, st, 2, what) ||
+	    (lz.zone = parse_name(run, d, line, st->args[0].text)) == NULL ||
+	    parse_enum(run, d, line, st->args[1].text, &type) == -1)
+		goto done;
+	lz.type = (enum config_local_type)type;
+	if (parse_local_zone_check(run, d, base, &lz, line) == -1)
+		goto done;
+	lz.where.line = line;
+	if ((lz.where.file = strdup(lex_path(&run->lex))) == NULL ||
+	    config_add_local_zone(base, &lz) == -1) {
+		lex_error(&run->lex, line, "out of memory");
+		goto done;
+	}
+	return;
+done:
+	config_local_zone_free(&lz);
+}
+
+/*
+ * Whether rr can be served as local data: class IN only, and no meta type
+ * (RFC 6895 §3.1: OPT, TKEY, TSIG, IXFR, AXFR, MAILB, MAILA, ANY), none
+ * of which is data. Returns 0, or -1 after reporting why not.
+ */
+static int
+parse_rr_servable(struct parse_run *run, const struct parse_directive *d,
+    int line, const ldns_rr *rr)
+{
+	ldns_rr_type type = ldns_rr_get_type(rr);
+	char *word;
+
+	if (ldns_rr_get_class(rr) != LDNS_RR_CLASS_IN) {
+		word = ldns_rr_class2str(ldns_rr_get_class(rr));
+		lex_error(&run->lex, line, "%s: class %s is not IN", d->name,
+		    word != NULL ? word : "?");
+		free(word);
+		return -1;
+	}
+	if (type == LDNS_RR_TYPE_OPT || (type >= LDNS_RR_TYPE_TKEY &&
+	    type <= LDNS_RR_TYPE_ANY)) {
+		word = ldns_rr_type2str(type);
+		lex_error(&run->lex, line, "%s: type %s is not data (RFC 6895 "
+		    "section 3.1)", d->name, word != NULL ? word : "?");
+		free(word);
+		return -1;
+	}
+	return 0;
+}
+
+/* rr in presentation format on one line, without its newline. */
+static char *
+parse_rr_text(const ldns_rr *rr)
+{
+	char *text, *p;
+	size_t len;
+
+	if ((text = ldns_rr2str(rr)) == NULL)
+		return NULL;
+	/* ldns separates fields with tabs (one in the data is \009). */
+	for (p = text; *p != '\0'; p++)
+		if (*p == '\t')
+			*p = ' ';
+	len = strlen(text);
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		text[--len] = '\0';
+	return text;
+}
+
+/* `local-data "NAME [TTL] [CLASS] TYPE RDATA"`, read with ldns. */
+static void
+parse_local_data(struct parse_run *run, const struct parse_directive *d,
+    void *base, struct parse_stmt *st)
+{
+	static const char *const what[] = { "record" };
+	struct config_local_data ld;
+	ldns_rr *rr = NULL;
+	ldns_status status;
+	int line = st->key.line;
+
+	memset(&ld, 0, sizeof(ld));
+	if (!parse_nargs(run, d, st, 1, what))
+		return;
+	/* No origin: every name is absolute (RFC 1035 §5.1's default TTL
+	 * aside, ldns's 3600 s when none is given). */
+	status = ldns_rr_new_frm_str(&rr, st->args[0].text, LDNS_DEFAULT_TTL,
+	    NULL, NULL);
+	if (status != LDNS_STATUS_OK) {
+		lex_error(&run->lex, line, "%s: \"%s\" is not a resource "
+		    "record: %s", d->name, st->args[0].text,
+		    ldns_get_errorstr_by_id(status));
+		return;
+	}
+	if (parse_rr_servable(run, d, line, rr) == -1)
+		goto done;
+	ld.type = (uint16_t)ldns_rr_get_type(rr);
+	ld.where.line = line;
+	if ((ld.rr = parse_rr_text(rr)) == NULL ||
+	    (ld.owner = parse_canonical_name(ldns_rr_owner(rr))) == NULL ||
+	    (ld.where.file = strdup(lex_path(&run->lex))) == NULL ||
+	    config_add_local_data(base, &ld) == -1) {
+		lex_error(&run->lex, line, "out of memory");
+		goto done;
+	}
+	ldns_rr_free(rr);
+	return;
+done:
+	ldns_rr_free(rr);
+	config_local_data_free(&ld);
+}
+
 /* The body of a file being read, at the top level of the run. */
 static void
 parse_included(void *arg)
@@ -817,17 +1045,12 @@ static void
 parse_include(struct parse_run *run, const struct parse_directive *d,
     void *base, struct parse_stmt *st)
 {
-	int line = st->key.line;
+	static const char *const what[] = { "pattern" };
 
 	(void)base;
-	if (st->n_args == 0)
-		lex_error(&run->lex, line, "%s: missing pattern", d->name);
-	else if (st->n_args > 1)
-		lex_error(&run->lex, line, "%s: unexpected \"%s\"", d->name,
-		    st->args[1].text);
-	else
-		lex_include(&run->lex, st->args[0].text, line, parse_included,
-		    run);
+	if (parse_nargs(run, d, st, 1, what))
+		lex_include(&run->lex, st->args[0].text, st->key.line,
+		    parse_included, run);
 }
 
 /*

@@ -89,6 +89,37 @@ printconf_forward(const struct config *conf, const struct config_forward *fw,
 	fputs("}\n", stream);
 }
 
+/* `directive word`, the word quoted as lex_next reads it back. */
+static void
+printconf_word(const char *directive, const char *word, FILE *stream)
+{
+	fprintf(stream, "%s ", directive);
+	lex_quote(word, stream);
+	putc('\n', stream);
+}
+
+/* The hosts files (or none) and the local zones and data. */
+static void
+printconf_local(const struct config *conf, FILE *stream)
+{
+	const struct config_local_zone *lz;
+	size_t i;
+
+	if (conf->n_hosts_files == 0)
+		printconf_word("hosts-file", CONFIG_NONE, stream);
+	for (i = 0; i < conf->n_hosts_files; i++)
+		printconf_word("hosts-file", conf->hosts_files[i], stream);
+	for (i = 0; i < conf->n_local_zones; i++) {
+		lz = &conf->local_zones[i];
+		fputs("local-zone ", stream);
+		lex_quote(lz->zone, stream);
+		fprintf(stream, " %s\n", config_name_word(
+		    config_local_type_names, (int)lz->type));
+	}
+	for (i = 0; i < conf->n_local_data; i++)
+		printconf_word("local-data", conf->local_data[i].rr, stream);
+}
+
 void
 printconf_write(const struct config *conf, FILE *stream)
 {
@@ -101,6 +132,7 @@ printconf_write(const struct config *conf, FILE *stream)
 	for (i = 0; i < conf->n_listen; i++)
 		fprintf(stream, "listen %s\n",
 		    addr_format(&conf->listen[i], buf, sizeof(buf)));
+	printconf_local(conf, stream);
 	for (i = 0; i < conf->n_forwards; i++)
 		printconf_forward(conf, &conf->forwards[i], stream);
 }

@@ -33,7 +33,7 @@ probe_upstream(struct zone_table *zones, struct zone *z, struct upstream *u,
 	send(arg, u, z, &soa, now);
 	if (fq->qname_len == 0)
 		return;
-	fz = zone_find(zones, fq->qname, fq->qname_len);
+	fz = zone_find(zones, fq->qname, fq->qname_len, fq->qtype);
 	if (fz != NULL && zone_uses(fz, u))
 		send(arg, u, fz, fq, now);
 }

@@ -9,6 +9,7 @@
 #include "cache.h"
 #include "clock.h"
 #include "localdata.h"
+#include "localzone.h"
 #include "log.h"
 #include "msg.h"
 #include "prefetch.h"
@@ -197,7 +198,7 @@ fail:
 	return -1;
 }
 
-/* The forward zone of key's qname, or NULL if none. */
+/* The forward zone of key's question, or NULL if none. */
 static struct zone *
 query_zone(const struct query_ctx *ctx, const struct cache_key *key)
 {
@@ -205,7 +206,7 @@ query_zone(const struct query_ctx *ctx, const struct cache_key *key)
 	size_t len;
 
 	qname = cache_key_qname(key, &len);
-	return zone_find(ctx->zones, qname, len);
+	return zone_find(ctx->zones, qname, len, cache_key_qtype(key));
 }
 
 /*
@@ -236,9 +237,23 @@ query_prefetch(struct query_ctx *ctx, const struct msg_query *q,
 		query_refresh(ctx, q, key, zone, now);
 }
 
+/* 1 if key's question is answered locally: it is never fetched. */
+static int
+query_is_local(const struct query_ctx *ctx, const struct cache_key *key)
+{
+	struct localzone_result res;
+	const uint8_t *qname;
+	size_t len;
+
+	qname = cache_key_qname(key, &len);
+	localzone_lookup(ctx->local, qname, len, cache_key_qtype(key), &res);
+	return res.verdict != LOCALZONE_NONE;
+}
+
 /*
  * r answered the SRV question of key: fetch the addresses of its targets
- * that prefetch says are due, unless srv-prefetch-targets is off.
+ * that prefetch says are due and that are not local names, unless
+ * srv-prefetch-targets is off.
  */
 static void
 query_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
@@ -249,6 +264,7 @@ query_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
 	struct cache_key tkey;
 	struct zone *zone;
 	size_t i, n;
+	int local = 0;
 
 	if (!ctx->conf->srv_prefetch_targets)
 		return;
@@ -256,6 +272,13 @@ query_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
 	for (i = 0; i < n; i++) {
 		cache_key_make(ctx->cache, &qs[i].q, cache_key_do(key),
 		    cache_key_cd(key), &tkey);
+		/* A and AAAA of a target come in a row: one look for both. */
+		if (i == 0 || !msg_name_equal(qs[i].q.qname,
+		    qs[i].q.qname_len, qs[i - 1].q.qname,
+		    qs[i - 1].q.qname_len))
+			local = query_is_local(ctx, &tkey);
+		if (local)
+			continue;
 		cache_lookup(ctx->cache, &tkey, &qs[i], NULL, now, NULL, 0,
 		    &res);
 		zone = query_zone(ctx, &tkey);
@@ -326,18 +349,25 @@ query_miss(struct query_ctx *ctx, const struct msg_query *q,
 
 /*
  * Answers made here, never asked upstream: the minimal one to ANY over
- * UDP (RFC 8482 §4.2), and localhost names (RFC 6761 §6.3). Returns the
- * length written to out, or 0 if q is not one of them.
+ * UDP (RFC 8482 §4.2), and local names: the hosts files, local-data and
+ * local zones, localhost and the zones served by default (RFC 6761, RFC
+ * 6303), by key's folded qname. Returns the length written to out, or 0
+ * if q is not one of them.
  */
 static size_t
 answer_here(struct query_ctx *ctx, const struct msg_query *q,
-    const struct client *c, const struct msg_reply_opts *opts, uint8_t *out,
-    size_t cap)
+    const struct client *c, const struct cache_key *key,
+    const struct msg_reply_opts *opts, uint8_t *out, size_t cap)
 {
+	const uint8_t *qname;
+	size_t len;
+
 	if (q->q.qtype == MSG_TYPE_ANY && admit_minimal_any(ctx->conf,
 	    &c->peer, c->transport == CLIENT_UDP, q, &ctx->metrics))
 		return admit_write_any(ctx->conf, q, opts, out, cap);
-	return localdata_answer(q, opts, out, cap);
+	qname = cache_key_qname(key, &len);
+	return localdata_answer(ctx->local, q, qname, opts, ctx->scratch,
+	    sizeof(ctx->scratch), out, cap);
 }
 
 /* Parse pkt into *q; the rcode to answer with if it cannot be served. */
@@ -402,12 +432,12 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 	}
 	if (rcode != MSG_RCODE_NOERROR)
 		goto error;
-	if ((*outlen = answer_here(ctx, &q, c, &opts, out, cap)) > 0) {
+	cache_key_make(ctx->cache, &q.q, q.edns.do_bit,
+	    (q.flags & MSG_FLAG_CD) != 0, &key);
+	if ((*outlen = answer_here(ctx, &q, c, &key, &opts, out, cap)) > 0) {
 		source = METRICS_FROM_LOCAL;
 		goto answered;
 	}
-	cache_key_make(ctx->cache, &q.q, q.edns.do_bit,
-	    (q.flags & MSG_FLAG_CD) != 0, &key);
 	cache_lookup(ctx->cache, &key, &q, &opts, now, out, cap, &res);
 	m->cache_hits += res.state != CACHE_ABSENT;
 	m->cache_misses += res.state == CACHE_ABSENT;

@@ -23,6 +23,7 @@
 
 struct answering;
 struct admit;
+struct localzone_table;
 struct tcpconn;
 
 /* Room for any answer: msg_write_answer keeps within opts->limit, which is
@@ -46,6 +47,8 @@ struct query_ctx {
 	struct event_base	*base;
 	const struct config	*conf;		/* borrowed; reload swaps it */
 	struct zone_table	*zones;		/* referenced */
+	struct localzone_table	*local;		/* referenced: local zones
+						 * and records */
 	struct cache		*cache;		/* borrowed, shared */
 	struct fetch_ctx	*fetches;	/* this loop's */
 	struct admit		*admit;		/* this loop's: allow,
@@ -53,7 +56,8 @@ struct query_ctx {
 	struct metrics		 metrics;	/* this loop's */
 	uint8_t			 scratch[QUERY_ANSWER_MAX]; /* query.c's:
 						 * an answer to a waiting
-						 * client */
+						 * client, or a local answer
+						 * before it is fitted */
 	LIST_HEAD(, answering)	 answering;	/* query.c's: resolutions
 						 * ended, waiters still to
 						 * answer */

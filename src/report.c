@@ -10,6 +10,7 @@
 
 #include "admit.h"
 #include "fetch.h"
+#include "localzone.h"
 #include "report.h"
 #include "upstream.h"
 #include "worker.h"
@@ -225,6 +226,10 @@ static const struct {
 	{ "dnsdamper_upstream_tc_retries_total",
 	  "Truncated upstream answers asked again over TCP.",
 	  offsetof(struct upstream_stats, tc_retries) },
+	{ "dnsdamper_upstream_edns_fallbacks_total",
+	  "Queries asked again without EDNS after FORMERR or NOTIMP "
+	  "(RFC 6891 section 7).",
+	  offsetof(struct upstream_stats, edns_fallbacks) },
 };
 
 static void
@@ -272,21 +277,48 @@ report_upstream_stats(const struct report *r, const struct metrics_writer *w)
 	}
 }
 
+static double
+upstream_is_up(const struct upstream *u)
+{
+	return !u->down && !u->loop;
+}
+
+static double
+upstream_speaks_edns(const struct upstream *u)
+{
+	return !u->no_edns;
+}
+
+/* A gauge with one series per upstream. */
+static void
+upstream_gauge(const struct report *r, const struct metrics_writer *w,
+    const char *name, const char *help,
+    double (*value)(const struct upstream *))
+{
+	const struct upstream *u;
+	const char *labels[2];
+
+	w->family(w->ctx, name, "gauge", help);
+	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
+		labels[0] = "upstream";
+		labels[1] = u->name;
+		w->sample(w->ctx, name, labels, 1, value(u));
+	}
+	w->end_family(w->ctx);
+}
+
 static void
 report_upstream_state(const struct report *r, const struct metrics_writer *w)
 {
 	const struct upstream *u;
 	const char *labels[2];
 
-	w->family(w->ctx, "dnsdamper_upstream_up", "gauge",
-	    "1 if an upstream is up, 0 if marked down or a loop.");
-	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
-		labels[0] = "upstream";
-		labels[1] = u->name;
-		w->sample(w->ctx, "dnsdamper_upstream_up", labels, 1,
-		    !u->down && !u->loop);
-	}
-	w->end_family(w->ctx);
+	upstream_gauge(r, w, "dnsdamper_upstream_up",
+	    "1 if an upstream is up, 0 if marked down or a loop.",
+	    upstream_is_up);
+	upstream_gauge(r, w, "dnsdamper_upstream_edns",
+	    "1 if queries to an upstream carry EDNS, 0 while it is known not "
+	    "to speak it (RFC 6891 section 7).", upstream_speaks_edns);
 	w->family(w->ctx, "dnsdamper_upstream_rtt_seconds", "gauge",
 	    "Smoothed round-trip time of an upstream (RFC 6298).");
 	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
@@ -327,6 +359,13 @@ upstream_state(const struct upstream *u)
 	return u->loop ? "loop" : u->down ? "down" : "up";
 }
 
+/* "no" while u gets queries without OPT (RFC 6891 §7), else "yes". */
+static const char *
+upstream_edns_word(const struct upstream *u)
+{
+	return u->no_edns ? "no" : "yes";
+}
+
 static void
 json_upstream(struct evbuffer *out, const struct upstream *u)
 {
@@ -336,9 +375,10 @@ json_upstream(struct evbuffer *out, const struct upstream *u)
 	metrics_json_string(out, u->name);
 	evbuffer_add_printf(out, ", \"state\": \"%s\", "
 	    "\"srtt_ms\": %ld, \"rttvar_ms\": %ld, \"rto_ms\": %u, "
-	    "\"failures_in_a_row\": %u", upstream_state(u),
+	    "\"failures_in_a_row\": %u, \"edns\": \"%s\"", upstream_state(u),
 	    u->rtt.measured ? (long)u->rtt.srtt : -1L,
-	    u->rtt.measured ? (long)u->rtt.rttvar : -1L, u->rtt.rto, u->fails);
+	    u->rtt.measured ? (long)u->rtt.rttvar : -1L, u->rtt.rto, u->fails,
+	    upstream_edns_word(u));
 	evbuffer_add_printf(out, ", \"zones\": [");
 	for (st = u->stats; st != NULL; st = st->next) {
 		evbuffer_add_printf(out, "%s{\"zone\": ",
@@ -346,12 +386,14 @@ json_upstream(struct evbuffer *out, const struct upstream *u)
 		metrics_json_string(out, st->zone);
 		evbuffer_add_printf(out, ", \"queries\": "
 		    "%llu, \"answers\": %llu, \"timeouts\": %llu, "
-		    "\"failures\": %llu, \"tc_retries\": %llu}",
+		    "\"failures\": %llu, \"tc_retries\": %llu, "
+		    "\"edns_fallbacks\": %llu}",
 		    (unsigned long long)st->queries,
 		    (unsigned long long)st->answers,
 		    (unsigned long long)st->timeouts,
 		    (unsigned long long)st->failures,
-		    (unsigned long long)st->tc_retries);
+		    (unsigned long long)st->tc_retries,
+		    (unsigned long long)st->edns_fallbacks);
 	}
 	evbuffer_add_printf(out, "]}");
 }
@@ -359,9 +401,9 @@ json_upstream(struct evbuffer *out, const struct upstream *u)
 static void
 text_upstream_header(struct evbuffer *out)
 {
-	evbuffer_add_printf(out, "%-28s %-5s %8s %8s %6s  %-20s %9s %9s %9s "
-	    "%9s\n", "UPSTREAM", "STATE", "SRTT", "RTO", "FAILS", "ZONE",
-	    "QUERIES", "ANSWERS", "TIMEOUTS", "FAILURES");
+	evbuffer_add_printf(out, "%-28s %-5s %-4s %8s %8s %6s  %-20s %9s %9s "
+	    "%9s %9s\n", "UPSTREAM", "STATE", "EDNS", "SRTT", "RTO", "FAILS",
+	    "ZONE", "QUERIES", "ANSWERS", "TIMEOUTS", "FAILURES");
 }
 
 /* One line per zone the upstream serves (one line if none yet). */
@@ -376,8 +418,9 @@ text_upstream(struct evbuffer *out, const struct upstream *u)
 	else
 		snprintf(srtt, sizeof(srtt), "-");
 	do {
-		evbuffer_add_printf(out, "%-28s %-5s %8s %6ums %6u  ", u->name,
-		    upstream_state(u), srtt, u->rtt.rto, u->fails);
+		evbuffer_add_printf(out, "%-28s %-5s %-4s %8s %6ums %6u  ",
+		    u->name, upstream_state(u), upstream_edns_word(u), srtt,
+		    u->rtt.rto, u->fails);
 		if (st == NULL) {
 			evbuffer_add_printf(out, "%-20s\n", "-");
 			break;
@@ -465,16 +508,125 @@ explain_cache(const struct report *r, const struct msg_query *q,
 	evbuffer_add_printf(out, "}");
 }
 
+/* "file:line", or "?" for a place not known. */
 static void
-explain_text(const struct zone *z, struct upstream **order, size_t n,
-    const char *name, uint16_t qtype, struct evbuffer *out)
+place(const char *file, int line, struct evbuffer *out)
+{
+	if (file != NULL)
+		evbuffer_add_printf(out, "%s:%d", file, line);
+	else
+		evbuffer_add_printf(out, "?");
+}
+
+/*
+ * What made the local verdict res, in words: the source of the records
+ * that made the name local, else the rule of the zone that decided.
+ */
+static void
+local_rule_text(const struct localzone_result *res, struct evbuffer *out)
+{
+	const struct localzone_rrset *c = res->cause;
+	const struct localzone_zone *z = res->zone;
+
+	if (c != NULL && c->source != LOCALZONE_BUILT_IN) {
+		evbuffer_add_printf(out, "%s ",
+		    localzone_source_name(c->source));
+		place(c->file, c->line, out);
+		return;
+	}
+	switch (z->rule) {
+	case LOCALZONE_DEFAULT:
+		evbuffer_add_printf(out, "the default zone %s (%s)", z->name,
+		    localzone_type_name(z->type));
+		break;
+	case LOCALZONE_LOCAL_ZONE:
+		evbuffer_add_printf(out, "local-zone %s %s at ", z->name,
+		    localzone_type_name(z->type));
+		place(z->file, z->line, out);
+		break;
+	case LOCALZONE_NAME:
+		evbuffer_add_printf(out, "the local name %s", z->name);
+		break;
+	case LOCALZONE_FORWARD:
+		evbuffer_add_printf(out, "forward %s at ", z->name);
+		place(z->file, z->line, out);
+		evbuffer_add_printf(out, ", below a default zone");
+		break;
+	}
+}
+
+/* The local line; 1 if the name is answered locally, else 0. */
+static int
+explain_local_text(const struct localzone_result *res, struct evbuffer *out)
+{
+	if (res->zone == NULL) {
+		evbuffer_add_printf(out, "local      none\n");
+		return 0;
+	}
+	if (res->verdict == LOCALZONE_NONE)
+		evbuffer_add_printf(out, "local      forwarded, through ");
+	else
+		evbuffer_add_printf(out, "local      %s by ",
+		    localzone_verdict_name(res->verdict));
+	local_rule_text(res, out);
+	evbuffer_add_printf(out, "\n");
+	return res->verdict != LOCALZONE_NONE;
+}
+
+/* The "local" member: null, or what answers the name and why. */
+static void
+explain_local_json(const struct localzone_result *res, struct evbuffer *out)
+{
+	const struct localzone_rrset *c = res->cause;
+	const struct localzone_zone *z = res->zone;
+	const char *file;
+	int line;
+
+	if (z == NULL) {
+		evbuffer_add_printf(out, "\"local\": null");
+		return;
+	}
+	evbuffer_add_printf(out, "\"local\": {\"verdict\": \"%s\", \"zone\": ",
+	    res->verdict == LOCALZONE_NONE ? "forwarded" :
+	    localzone_verdict_name(res->verdict));
+	metrics_json_string(out, z->name);
+	evbuffer_add_printf(out, ", \"zone_type\": \"%s\", \"rule\": \"%s\", "
+	    "\"source\": ", localzone_type_name(z->type),
+	    localzone_rule_name(z->rule));
+	if (c != NULL && c->source != LOCALZONE_BUILT_IN) {
+		evbuffer_add_printf(out, "\"%s\"",
+		    localzone_source_name(c->source));
+		file = c->file;
+		line = c->line;
+	} else {
+		evbuffer_add_printf(out, "null");
+		file = z->file;
+		line = z->line;
+	}
+	evbuffer_add_printf(out, ", \"file\": ");
+	if (file != NULL)
+		metrics_json_string(out, file);
+	else
+		evbuffer_add_printf(out, "null");
+	evbuffer_add_printf(out, ", \"line\": %d}", line);
+}
+
+static void
+explain_name(const char *name, uint16_t qtype, struct evbuffer *out)
 {
 	char *type = ldns_rr_type2str(qtype);
-	size_t i;
 
 	evbuffer_add_printf(out, "name       %s %s\n", name,
 	    type != NULL ? type : "?");
 	free(type);
+}
+
+static void
+explain_text(const struct zone *z, struct upstream **order, size_t n,
+    struct evbuffer *out)
+{
+	size_t i;
+
 	if (z == NULL) {
 		evbuffer_add_printf(out, "zone       none: answered REFUSED\n");
 		return;
@@ -493,6 +645,8 @@ int
 report_explain(const struct report *r, const char *name, uint16_t qtype,
     uint64_t now, enum report_format f, struct evbuffer *out)
 {
+	const struct query_ctx *ctx = worker_context(r->worker);
+	struct localzone_result local;
 	struct upstream *order[64];
 	struct msg_query q;
 	const struct zone *z;
@@ -500,13 +654,16 @@ report_explain(const struct report *r, const char *name, uint16_t qtype,
 
 	if (explain_query(name, qtype, &q) == -1)
 		return -1;
-	z = zone_find(worker_context(r->worker)->zones, q.q.qname,
-	    q.q.qname_len);
+	localzone_lookup(ctx->local, q.q.qname, q.q.qname_len, qtype, &local);
+	z = zone_find(ctx->zones, q.q.qname, q.q.qname_len, qtype);
 	if (z != NULL && z->n_upstreams <= sizeof(order) / sizeof(order[0]))
 		n = upstream_order(z->upstreams, z->n_upstreams, z->policy,
 		    q.q.qname, q.q.qname_len, order);
 	if (f == REPORT_TEXT) {
-		explain_text(z, order, n, name, qtype, out);
+		explain_name(name, qtype, out);
+		if (explain_local_text(&local, out))
+			return 0;
+		explain_text(z, order, n, out);
 		explain_cache(r, &q, now, f, out);
 		return 0;
 	}
@@ -526,6 +683,8 @@ report_explain(const struct report *r, const char *name, uint16_t qtype,
 		json_upstream(out, order[i]);
 	}
 	evbuffer_add_printf(out, "], ");
+	explain_local_json(&local, out);
+	evbuffer_add_printf(out, ", ");
 	explain_cache(r, &q, now, f, out);
 	evbuffer_add_printf(out, "}\n");
 	return 0;

@@ -45,11 +45,15 @@ void	report_upstreams(const struct report *r, enum report_format f,
 	    struct evbuffer *out);
 
 /*
- * report_explain: a JSON object saying how name (presentation format)
- * with qtype (host order) would be answered at now: the forward zone, its
- * upstreams in the order a resolution would try them with their state, and
- * the cache entry (state fresh/stale/negative/failure/absent, TTL left or
- * age past expiry), for the plain key (DO and CD clear).
+ * report_explain: how name (presentation format) with qtype (host order)
+ * would be answered at now, as a JSON object or text: whether it is
+ * answered locally and by which rule (a hosts-file or local-data line, a
+ * default or configured local zone; "local": null when no local zone
+ * encloses it), the forward zone (for DS at its name, the parent's), its
+ * upstreams in the order a resolution would try them with their state,
+ * and the cache entry (state fresh/stale/negative/failure/absent, TTL
+ * left or age past expiry), for the plain key (DO and CD clear). The text
+ * stops after the local line when the name is answered locally.
  * Returns 0, or -1 if name is not a domain name.
  */
 int	report_explain(const struct report *r, const char *name,

@@ -210,6 +210,28 @@ upstream_no_case(struct upstream *u)
 	u->no_case = 1;
 }
 
+int
+upstream_edns(struct upstream *u, uint64_t now)
+{
+	if (u->no_edns && now >= u->edns_retest) {
+		u->no_edns = 0;
+		log_info("upstream %s: trying EDNS again", u->name);
+	}
+	return !u->no_edns;
+}
+
+void
+upstream_no_edns(struct upstream *u, uint64_t now)
+{
+	if (!u->no_edns)
+		log_warnx("upstream %s does not speak EDNS (RFC 6891 §7): "
+		    "sending it queries without OPT, so without DO, for "
+		    "%u minutes", u->name, UPSTREAM_EDNS_RETEST / 60000);
+	u->no_edns = 1;
+	u->edns_retest = now + UPSTREAM_EDNS_RETEST -
+	    arc4random_uniform(UPSTREAM_EDNS_RETEST / 4);
+}
+
 void
 upstream_loop(struct upstream *u)
 {

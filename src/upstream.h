@@ -29,6 +29,14 @@
  */
 #define UPSTREAM_PROBE_FIRST	1000
 #define UPSTREAM_PROBE_MAX	8000
+/*
+ * How long an upstream found not to speak EDNS (RFC 6891 §7) gets plain
+ * queries before EDNS is tried again, in ms: Unbound keeps its "EDNS lame"
+ * verdict on a server for its infra-host-ttl, 15 minutes. Each verdict
+ * ends at a random point of the last quarter of that, so that hosts which
+ * learnt it together do not re-test together.
+ */
+#define UPSTREAM_EDNS_RETEST	(15 * 60 * 1000)
 
 /*
  * What one upstream did for one forward zone (metrics labels). Each is
@@ -43,6 +51,8 @@ struct upstream_stats {
 	uint64_t		 timeouts;
 	uint64_t		 failures;	/* SERVFAIL, REFUSED, unreachable */
 	uint64_t		 tc_retries;
+	uint64_t		 edns_fallbacks; /* asked again without OPT
+						 * after FORMERR or NOTIMP */
 	struct metrics_histogram latency;	/* of usable answers */
 };
 
@@ -67,6 +77,10 @@ struct upstream {
 	uint64_t	 next_probe;	/* when down: next probe, ms */
 	uint32_t	 probe_backoff;	/* when down: ms */
 	int		 no_case;	/* does not echo 0x20 case */
+	int		 no_edns;	/* does not speak EDNS: plain
+					 * queries (RFC 6891 §7) */
+	uint64_t	 edns_retest;	/* when no_edns: ms when EDNS is
+					 * tried again */
 	int		 loop;		/* forwards our queries back to us */
 	int		 loop_checked;	/* a loop probe was sent to it */
 	struct msg_question failed_q;	/* the latest question it failed
@@ -182,6 +196,22 @@ int	upstream_any_down(const struct upstream_registry *reg);
  * (logged once per upstream).
  */
 void	upstream_no_case(struct upstream *u);
+
+/*
+ * upstream_edns: 1 if a query sent to u at now (ms) should carry an OPT
+ * record (RFC 6891), 0 while u is known not to speak EDNS; when its
+ * edns_retest time has come, EDNS is tried again (logged) and 1 returned.
+ */
+int	upstream_edns(struct upstream *u, uint64_t now);
+
+/*
+ * upstream_no_edns: u answered, at now (ms), a query without OPT after it
+ * had answered the same question with an OPT FORMERR or NOTIMP: it does
+ * not speak EDNS (RFC 6891 §7). Queries to it go without OPT until a
+ * random time between 3/4 and all of UPSTREAM_EDNS_RETEST later (logged
+ * when it starts). Its health is not touched: such an upstream is up.
+ */
+void	upstream_no_edns(struct upstream *u, uint64_t now);
 
 /* upstream_loop: u sent our own query back to us: never use it again
  * until reload (logged as an error, not fatal). */

@@ -56,8 +56,8 @@ serve_socket(struct worker *w, const struct listen_socket *s, size_t i)
 
 struct worker *
 worker_new(struct event_base *base, const struct config *conf,
-    struct zone_table *zones, struct cache *cache,
-    const struct listen_socket *socks, size_t n)
+    struct zone_table *zones, struct localzone_table *local,
+    struct cache *cache, const struct listen_socket *socks, size_t n)
 {
 	struct timeval second = { 1, 0 };
 	struct fetch_settings s;
@@ -69,6 +69,7 @@ worker_new(struct event_base *base, const struct config *conf,
 	w->ctx.base = base;
 	w->ctx.conf = conf;
 	w->ctx.zones = zone_table_ref(zones);
+	w->ctx.local = localzone_table_ref(local);
 	w->ctx.cache = cache;
 	LIST_INIT(&w->ctx.answering);
 	TAILQ_INIT(&w->ctx.tcp_conns);
@@ -96,13 +97,15 @@ fail:
 
 void
 worker_reconfigure(struct worker *w, const struct config *conf,
-    struct zone_table *zones)
+    struct zone_table *zones, struct localzone_table *local)
 {
 	struct fetch_settings s;
 
 	w->ctx.conf = conf;
 	zone_table_unref(w->ctx.zones);
 	w->ctx.zones = zone_table_ref(zones);
+	localzone_table_unref(w->ctx.local);
+	w->ctx.local = localzone_table_ref(local);
 	fetch_settings_of(conf, &s);
 	fetch_ctx_configure(w->ctx.fetches, &s);
 	(void)admit_configure(w->ctx.admit, conf);
@@ -128,6 +131,7 @@ worker_free(struct worker *w)
 	free(w->tcp);
 	admit_free(w->ctx.admit);
 	zone_table_unref(w->ctx.zones);
+	localzone_table_unref(w->ctx.local);
 	free(w);
 }
 

@@ -150,10 +150,13 @@ zone_table_unref(struct zone_table *t)
 		zone_table_free(t);
 }
 
-struct zone *
-zone_find(const struct zone_table *t, const uint8_t *qname, size_t qname_len)
+/* The closest enclosing zone of the name at qname + off, or NULL. Inline:
+ * it is most of zone_find, which every query asks. */
+static inline struct zone *
+zone_enclosing(const struct zone_table *t, const uint8_t *qname,
+    size_t qname_len, size_t off)
 {
-	size_t off = 0, i, rest;
+	size_t i, rest;
 
 	/* Suffixes from longest to shortest, one label at a time. */
 	for (;;) {
@@ -166,6 +169,20 @@ zone_find(const struct zone_table *t, const uint8_t *qname, size_t qname_len)
 			return NULL;
 		off += (size_t)qname[off] + 1;
 	}
+}
+
+struct zone *
+zone_find(const struct zone_table *t, const uint8_t *qname, size_t qname_len,
+    uint16_t qtype)
+{
+	struct zone *z, *parent;
+
+	z = zone_enclosing(t, qname, qname_len, 0);
+	if (qtype != MSG_TYPE_DS || z == NULL || z->name_len != qname_len ||
+	    qname_len <= 1)
+		return z;
+	parent = zone_enclosing(t, qname, qname_len, (size_t)qname[0] + 1);
+	return parent != NULL ? parent : z;
 }
 
 int

@@ -57,14 +57,18 @@ void	zone_table_unref(struct zone_table *t);
 int	zone_name_to_wire(const char *str, uint8_t *out, size_t *len);
 
 /*
- * zone_find: the closest enclosing forward zone of qname: the one whose
- * name is the longest label-wise suffix of it (RFC 1034 §3.1; qname in
- * uncompressed wire format, already folded to lower case (RFC 4343),
- * qname_len octets), or NULL if not even `.` is configured. The zone
- * lives as long as a reference to its table.
+ * zone_find: the forward zone that a question for qtype (host order) at
+ * qname goes to: the closest enclosing one, whose name is the longest
+ * label-wise suffix of qname (RFC 1034 §3.1; qname in uncompressed wire
+ * format, already folded to lower case (RFC 4343), qname_len octets);
+ * but DS at a zone's own name goes to the zone of the parent name, since
+ * a DS RRset lives on the parent side of a zone cut (RFC 4034 §5, RFC
+ * 4035 §5; the zone itself if no zone encloses the parent). NULL if not
+ * even `.` is configured. The zone lives as long as a reference to its
+ * table.
  */
 struct zone *zone_find(const struct zone_table *t, const uint8_t *qname,
-	    size_t qname_len);
+	    size_t qname_len, uint16_t qtype);
 
 /* zone_uses: 1 if z forwards to upstream u (the same object), else 0. */
 int	zone_uses(const struct zone *z, const struct upstream *u);

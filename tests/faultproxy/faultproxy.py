@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """faultproxy: a DNS proxy on loopback that forwards queries to a real
 upstream over UDP and TCP and injects faults on the way (delay, loss,
-SERVFAIL, REFUSED, truncation, spoofed answers, lost 0x20 case, outage).
+SERVFAIL, REFUSED, truncation, spoofed answers, lost 0x20 case, outage,
+no EDNS).
 
     faultproxy.py --listen 127.0.0.1:0 --upstream 127.0.0.1:5300 \
         [fault flags] [--schedule FILE] [--control PATH] [--seed N]
@@ -18,6 +19,8 @@ query arrived, drawn from one seeded random stream):
     not a query with one readable question -> dropped  (malformed)
     outage                                -> dropped  (dropped_outage)
     loss                                  -> dropped  (dropped_loss)
+    no_edns, and the query has an OPT     -> FORMERR without OPT, same ID and
+                                             question (RFC 6891 §7)
     servfail / refused (one draw)         -> that rcode, same ID and question
     otherwise forwarded to the upstream (UDP over one shared socket with
     remapped IDs, TCP over one upstream connection per client connection),
@@ -54,12 +57,13 @@ PROG = "faultproxy"
 
 PROBABILITIES = ("loss", "servfail", "refused", "truncate", "spoof")
 DELAYS = ("delay_mean", "delay_stddev")
-SWITCHES = ("lowercase", "outage")
+SWITCHES = ("lowercase", "outage", "no_edns")
 SPOOF_KINDS = ("id", "question", "case", "mixed")
 
 COUNTERS = (
     "received_udp", "received_tcp", "malformed", "non_loopback_client",
-    "dropped_outage", "dropped_loss", "servfail", "refused", "forwarded",
+    "dropped_outage", "dropped_loss", "formerr_edns", "servfail",
+    "refused", "forwarded",
     "upstream_answers", "upstream_errors", "upstream_timeouts",
     "truncated", "spoofed", "lowercased", "delayed", "delay_ms_total",
     "answered", "client_gone", "tcp_connections", "tcp_closed_outage",
@@ -314,8 +318,10 @@ def fmt_hostport(host, port):
 
 QR = 0x80           # in octet 2 of the header
 TC = 0x02           # in octet 2
+RCODE_FORMERR = 1
 RCODE_SERVFAIL = 2
 RCODE_REFUSED = 5
+TYPE_OPT = 41
 TYPE_A = 1
 TYPE_AAAA = 28
 CLASS_IN = 1
@@ -326,18 +332,41 @@ FORGED_AAAA = bytes.fromhex("20010db8000000000000000000000066")
 def question_end(msg):
     """Offset just past the only question of msg (QDCOUNT must be 1, the
     qname uncompressed), or -1."""
-    n = len(msg)
-    if n < 12 or msg[4] != 0 or msg[5] != 1:
+    if len(msg) < 12 or msg[4] != 0 or msg[5] != 1:
         return -1
-    i = 12
+    end = skip_name(msg, 12, pointers=False)
+    return end + 4 if 0 <= end <= len(msg) - 4 else -1
+
+
+def skip_name(msg, i, pointers=True):
+    """Offset just past the name at i, or -1 (also for a compression
+    pointer, unless pointers)."""
+    n = len(msg)
     while i < n:
         length = msg[i]
         if length == 0:
-            return i + 5 if i + 5 <= n else -1
+            return i + 1
+        if length & 0xC0 == 0xC0 and pointers:
+            return i + 2 if i + 2 <= n else -1
         if length & 0xC0:
             return -1
         i += 1 + length
     return -1
+
+
+def has_opt(msg, qend):
+    """True if a record after the question of msg (question end qend) is
+    an OPT (RFC 6891 §6.1.1); a record cut short ends the search."""
+    count = sum(int.from_bytes(msg[k:k + 2], "big") for k in (6, 8, 10))
+    i = qend
+    for _ in range(count):
+        i = skip_name(msg, i)
+        if i < 0 or i + 10 > len(msg):
+            return False
+        if int.from_bytes(msg[i:i + 2], "big") == TYPE_OPT:
+            return True
+        i += 10 + int.from_bytes(msg[i + 8:i + 10], "big")
+    return False
 
 
 def error_reply(query, qend, rcode):
@@ -562,6 +591,11 @@ class Proxy:
             return None
         if self.chance(f.loss):
             self.count("dropped_loss")
+            return None
+        if f.no_edns and has_opt(query, qend):
+            self.count("formerr_edns")
+            self.deliver(f, error_reply(query, qend, RCODE_FORMERR), qend,
+                         None, addr, tcp)
             return None
         if f.servfail or f.refused:
             u = self.rng.random()
@@ -1023,6 +1057,9 @@ def parse_args(argv):
                    help="lower the qname in every answer's question")
     g.add_argument("--outage", action="store_true", default=None,
                    help="answer nothing; close TCP connections")
+    g.add_argument("--no-edns", action="store_true", default=None,
+                   help="answer FORMERR to every query with an OPT record, "
+                   "as a server without EDNS does (RFC 6891 section 7)")
     ap.add_argument("--schedule", metavar="FILE",
                     help="JSON file of timed fault phases")
     ap.add_argument("--control", metavar="PATH",

@@ -27,6 +27,13 @@ def _good_lines(tmp_path):
         "upstream-timeout 50ms 2s",
         "query-timeout 4s",
         f"resolv-conf {resolv}",
+        f"hosts-file {tmp_path / 'hosts'}",
+        "local-zone corp.test static",
+        "local-zone 10.in-addr.arpa transparent",
+        "local-zone 168.192.in-addr.arpa nodefault",
+        'local-data "www.corp.test. 300 IN A 10.1.2.3"',
+        'local-data "txt.corp.test. TXT \\"two words\\" \\"and\\""',
+        'local-data "_sip._udp.corp.test. 60 SRV 0 5 5060 sip.corp.test."',
         "forward corp.test { upstream 127.0.0.1:5301 127.0.0.1:5302  "
         "policy order }",
         "forward Multi.Line.TEST {",
@@ -75,6 +82,13 @@ BAD = [
     ("bad-policy", "forward pol.test { upstream 127.0.0.1:5305  "
                    "policy sometimes }"),
     ("missing-argument", "query-timeout"),
+    ("local-data-bad-rdata", 'local-data "www.corp.test. A 10.1.2"'),
+    ("local-data-bad-type", 'local-data "www.corp.test. WHAT 1"'),
+    ("local-data-class", 'local-data "www.corp.test. CH TXT x"'),
+    ("local-data-unquoted", "local-data www.corp.test. A 10.1.2.3"),
+    ("local-zone-type", "local-zone lab.test transparant"),
+    ("local-zone-nodefault", "local-zone 11.in-addr.arpa nodefault"),
+    ("hosts-file-relative", "hosts-file hosts"),
 ]
 
 
@@ -87,6 +101,20 @@ def test_check_bad_config_names_the_line(tmp_path, bad):
     r = run_check(binary_path(), path)
     assert r.returncode != 0, f"accepted {bad!r}:\n{r.stderr}"
     assert bad_line in _error_lines(path, r.stderr), r.stderr
+
+
+def test_check_local_data_cname_clash(tmp_path):
+    # RFC 2181 §10.1: a name with a CNAME has no other data; the later of
+    # the two records is the error, and the message names the first
+    lines = _good_lines(tmp_path)
+    lines.insert(3, 'local-data "WWW.corp.test. 60 CNAME x.corp.test."')
+    path = _write(tmp_path, lines)
+    www = next(i for i, l in enumerate(lines, 1) if "www.corp.test. 300" in l)
+    r = run_check(binary_path(), path)
+    assert r.returncode != 0
+    assert r.stderr.splitlines() == [
+        f'{path}:{www}: local-data "www.corp.test.": a CNAME and other data '
+        f'(RFC 2181 section 10.1); first at {path}:4'], r.stderr
 
 
 def test_check_reports_every_error(tmp_path):

@@ -92,16 +92,16 @@ def test_upstreams_text_and_json(ctl_daemon):
     query.udp(d.port, f"one.{ZONE}")
     text = _ok(d, "upstreams")
     lines = text.splitlines()
-    assert lines[0].split() == ["UPSTREAM", "STATE", "SRTT", "RTO", "FAILS",
-                                "ZONE", "QUERIES", "ANSWERS", "TIMEOUTS",
-                                "FAILURES"], lines[0]
+    assert lines[0].split() == ["UPSTREAM", "STATE", "EDNS", "SRTT", "RTO",
+                                "FAILS", "ZONE", "QUERIES", "ANSWERS",
+                                "TIMEOUTS", "FAILURES"], lines[0]
     rows = [line.split() for line in lines[1:]]
     mine = [r for r in rows if r[0] == upstream(t.port)]
     # one row per zone it serves: ops-ctl.test., asked twice (the query
     # and the loop probe of its first use), both answered
     assert len(mine) == 1, rows
-    assert mine[0][1] == "up" and mine[0][5:] == [ZONE + ".", "2", "2", "0",
-                                                  "0"], mine
+    assert mine[0][1:3] == ["up", "yes"], mine
+    assert mine[0][6:] == [ZONE + ".", "2", "2", "0", "0"], mine
     js = json.loads(_ok(d, "--json", "upstreams"))
     assert js == d.control().get("/upstreams").json()
     assert {u["address"] for u in js} == {r[0] for r in rows}

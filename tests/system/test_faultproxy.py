@@ -275,6 +275,26 @@ def test_lowercase_lowers_the_echoed_qname(bind, faultproxy):
            upstream_answers=3, answered=3, lowercased=2, tcp_connections=1)
 
 
+def test_no_edns_formerrs_queries_with_opt(bind, faultproxy):
+    """RFC 6891 §7: a server without EDNS answers a query with an OPT
+    record FORMERR, without OPT; a query without one is answered."""
+    fp = faultproxy(bind, no_edns=True)
+    mark = bind.mark()
+    for exchange in (query.exchange_udp, query.exchange_tcp):
+        q = query.make_query(WWW)
+        r = exchange(fp.port, q)
+        assert r.rcode == dns.rcode.FORMERR, r.text()
+        assert r.msg.edns < 0 and not r.msg.answer, r.text()
+        assert query.question_wire(r.wire) == \
+            query.question_wire(q.to_wire()), r.text()
+        r = exchange(fp.port, query.make_query(WWW, edns=False))
+        assert query.addresses(r) == {WWW_ADDR}, r.text()
+    # named saw only the plain queries
+    assert bind.count(WWW, since=mark) == 2
+    expect(fp, received_udp=2, received_tcp=2, formerr_edns=2, forwarded=2,
+           upstream_answers=2, answered=4, tcp_connections=2)
+
+
 # --- schedule ----------------------------------------------------------------
 
 @pytest.mark.timeout_s(30)

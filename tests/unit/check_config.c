@@ -156,6 +156,21 @@ assert_config_equal(const struct config *a, const struct config *b)
 	ck_assert_uint_eq(a->n_listen, b->n_listen);
 	for (i = 0; i < a->n_listen; i++)
 		ck_assert(addr_equal(&a->listen[i], &b->listen[i]));
+	ck_assert_uint_eq(a->n_hosts_files, b->n_hosts_files);
+	for (i = 0; i < a->n_hosts_files; i++)
+		ck_assert_str_eq(a->hosts_files[i], b->hosts_files[i]);
+	ck_assert_uint_eq(a->n_local_zones, b->n_local_zones);
+	for (i = 0; i < a->n_local_zones; i++) {
+		ck_assert_str_eq(a->local_zones[i].zone, b->local_zones[i].zone);
+		ck_assert_int_eq(a->local_zones[i].type, b->local_zones[i].type);
+	}
+	ck_assert_uint_eq(a->n_local_data, b->n_local_data);
+	for (i = 0; i < a->n_local_data; i++) {
+		ck_assert_str_eq(a->local_data[i].rr, b->local_data[i].rr);
+		ck_assert_str_eq(a->local_data[i].owner,
+		    b->local_data[i].owner);
+		ck_assert_uint_eq(a->local_data[i].type, b->local_data[i].type);
+	}
 	ck_assert_uint_eq(a->n_forwards, b->n_forwards);
 	for (i = 0; i < a->n_forwards; i++) {
 		fa = &a->forwards[i];
@@ -215,6 +230,10 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(conf.ratelimit, 0);
 	ck_assert_uint_eq(conf.ratelimit_slip, 2);
 	ck_assert_uint_eq(conf.ratelimit_size, 10000);
+	ck_assert_uint_eq(conf.n_hosts_files, 1);
+	ck_assert_str_eq(conf.hosts_files[0], "/etc/hosts");
+	ck_assert_uint_eq(conf.n_local_zones, 0);
+	ck_assert_uint_eq(conf.n_local_data, 0);
 	config_free(&conf);
 	ck_assert_ptr_null(conf.listen);
 }
@@ -283,7 +302,13 @@ START_TEST(test_every_directive)
 	    "ratelimit 50\n"
 	    "ratelimit-slip 3\n"
 	    "ratelimit-size 100\n"
-	    "forward . { upstream 192.0.2.1 policy hash max-inflight 5 }\n",
+	    "forward . { upstream 192.0.2.1 policy hash max-inflight 5 }\n"
+	    "hosts-file /etc/hosts.local\n"
+	    "hosts-file \"/etc/more hosts\"\n"
+	    "local-zone Corp.Example static\n"
+	    "local-zone 10.in-addr.arpa. nodefault\n"
+	    "local-data \"WWW.corp.example. 300 IN A 10.1.2.3\"\n"
+	    "local-data \"txt.corp.example. TXT \\\"a \\\\\\\" b\\\"\"\n",
 	    &conf);
 	ck_assert_uint_eq(conf.n_listen, 3);
 	assert_addr(&conf.listen[0], "127.0.0.1:5300");
@@ -338,6 +363,32 @@ START_TEST(test_every_directive)
 	ck_assert_uint_eq(fw->max_inflight, 5);
 	ck_assert_str_eq(fw->where.file, "x.conf");
 	ck_assert_int_eq(fw->where.line, 41);
+	/* The first hosts-file replaces /etc/hosts, the next adds to it. */
+	ck_assert_uint_eq(conf.n_hosts_files, 2);
+	ck_assert_str_eq(conf.hosts_files[0], "/etc/hosts.local");
+	ck_assert_str_eq(conf.hosts_files[1], "/etc/more hosts");
+	ck_assert_uint_eq(conf.n_local_zones, 2);
+	ck_assert_str_eq(conf.local_zones[0].zone, "corp.example.");
+	ck_assert_int_eq(conf.local_zones[0].type, CONFIG_LOCAL_STATIC);
+	ck_assert_int_eq(conf.local_zones[0].where.line, 44);
+	ck_assert_str_eq(conf.local_zones[1].zone, "10.in-addr.arpa.");
+	ck_assert_int_eq(conf.local_zones[1].type, CONFIG_LOCAL_NODEFAULT);
+	ck_assert_uint_eq(conf.n_local_data, 2);
+	/* ldns's presentation format, the owner as written, the name of
+	 * the owner folded for lookups. */
+	ck_assert_str_eq(conf.local_data[0].rr,
+	    "WWW.corp.example. 300 IN A 10.1.2.3");
+	ck_assert_str_eq(conf.local_data[0].owner, "www.corp.example.");
+	ck_assert_uint_eq(conf.local_data[0].type, 1);
+	ck_assert_int_eq(conf.local_data[0].where.line, 46);
+	/* \" for a quote in TXT data, \\ for a backslash; no TTL: 3600 s,
+	 * no class: IN. */
+	ck_assert_str_eq(conf.local_data[1].rr,
+	    "txt.corp.example. 3600 IN TXT \"a \\\" b\"");
+	ck_assert_uint_eq(conf.local_data[1].type, 16);
+	config_free(&conf);
+	load_ok("hosts-file none\nforward . { upstream 192.0.2.1 }\n", &conf);
+	ck_assert_uint_eq(conf.n_hosts_files, 0);
 	config_free(&conf);
 }
 END_TEST
@@ -627,6 +678,63 @@ static const struct error_case {
 	  "query-timeout 4s\n" },
 	{ "include\n",
 	  "x.conf:1: include: missing pattern\n" },
+	{ "hosts-file\n",
+	  "x.conf:1: hosts-file: missing path\n" },
+	{ "hosts-file etc/hosts\n",
+	  "x.conf:1: hosts-file: \"etc/hosts\" is not an absolute path\n" },
+	{ "hosts-file /a /b\n",
+	  "x.conf:1: hosts-file: unexpected \"/b\"\n" },
+	{ "hosts-file /a\nhosts-file /a\n",
+	  "x.conf:2: hosts-file: duplicate file \"/a\"\n" },
+	{ "hosts-file none\nhosts-file /a\n",
+	  "x.conf:2: hosts-file: none cannot be combined with files\n" },
+	{ "hosts-file /a\nhosts-file none\n",
+	  "x.conf:2: hosts-file: none cannot be combined with files\n" },
+	{ "local-zone\n",
+	  "x.conf:1: local-zone: missing zone\n" },
+	{ "local-zone corp.example\n",
+	  "x.conf:1: local-zone: missing type\n" },
+	{ "local-zone corp.example static nxdomain\n",
+	  "x.conf:1: local-zone: unexpected \"nxdomain\"\n" },
+	{ "local-zone a..b static\n",
+	  "x.conf:1: local-zone: \"a..b\" is not a domain name\n" },
+	{ "local-zone corp.example always_nxdomain\n",
+	  "x.conf:1: local-zone: \"always_nxdomain\" is not static, nxdomain, "
+	  "refuse, transparent or nodefault\n" },
+	{ "local-zone Corp.Example static\nlocal-zone corp.example. refuse\n",
+	  "x.conf:2: local-zone \"corp.example.\": duplicate zone (first at "
+	  "x.conf:1)\n" },
+	/* 11/8 is no private range: there is no default to remove. */
+	{ "local-zone 11.in-addr.arpa nodefault\n",
+	  "x.conf:1: local-zone \"11.in-addr.arpa.\": nodefault: not a zone "
+	  "served by default\n" },
+	{ "local-data\n",
+	  "x.conf:1: local-data: missing record\n" },
+	{ "local-data a.example. A 192.0.2.1\n",
+	  "x.conf:1: local-data: unexpected \"A\"\n" },
+	{ "\nlocal-data \"www.example. 300 IN A 300.1.1.1\"\n",
+	  "x.conf:2: local-data: \"www.example. 300 IN A 300.1.1.1\" is not a "
+	  "resource record: Syntax error, could not parse the RR's rdata\n" },
+	{ "local-data \"www.example. 300 IN BOGUS 1\"\n",
+	  "x.conf:1: local-data: \"www.example. 300 IN BOGUS 1\" is not a "
+	  "resource record: Syntax error, could not parse the RR's rdata\n" },
+	{ "local-data \"www.example. 300 CH TXT \\\"x\\\"\"\n",
+	  "x.conf:1: local-data: class CH is not IN\n" },
+	/* RFC 2181 §10.1: a CNAME and nothing else at its name, whichever
+	 * comes first; one CNAME at most. */
+	{ "local-data \"x.example. CNAME y.example.\"\n"
+	  "local-data \"y.example. A 192.0.2.1\"\n"
+	  "local-data \"X.Example. A 192.0.2.1\"\n",
+	  "x.conf:3: local-data \"x.example.\": a CNAME and other data (RFC "
+	  "2181 section 10.1); first at x.conf:1\n" },
+	{ "local-data \"x.example. TXT hello\"\n"
+	  "local-data \"x.example. CNAME y.example.\"\n",
+	  "x.conf:2: local-data \"x.example.\": a CNAME and other data (RFC "
+	  "2181 section 10.1); first at x.conf:1\n" },
+	{ "local-data \"x.example. CNAME y.example.\"\n"
+	  "local-data \"x.example. CNAME z.example.\"\n",
+	  "x.conf:2: local-data \"x.example.\": a CNAME and other data (RFC "
+	  "2181 section 10.1); first at x.conf:1\n" },
 	{ "include a.conf b.conf\n",
 	  "x.conf:1: include: unexpected \"b.conf\"\n" },
 	{ "include missing.conf\n",
@@ -1047,6 +1155,7 @@ START_TEST(test_print_canonical)
 	    "allow 127.0.0.0/8 ::1/128\n"
 	    "exempt-clients 127.0.0.0/8 ::1/128\n"
 	    "listen [::1]:5300\n"
+	    "hosts-file /etc/hosts\n"
 	    "\n"
 	    "forward consul. {\n"
 	    "\tupstream 127.0.0.1:8600\n"
@@ -1104,7 +1213,13 @@ START_TEST(test_print_round_trip)
 	    "forward corp.example { upstream 10.0.0.53 10.0.1.53:5353 "
 	    "policy fastest max-inflight 10 }\n"
 	    "forward 10.in-addr.arpa { upstream [2001:db8::1]:53 }\n"
-	    "forward Lab.Corp.Example. { upstream resolv.conf }\n", &a);
+	    "forward Lab.Corp.Example. { upstream resolv.conf }\n"
+	    "hosts-file none\n"
+	    "local-zone \"my zone.example\" transparent\n"
+	    "local-zone 168.192.in-addr.arpa nodefault\n"
+	    "local-data \"_sip._tcp.example. SRV 10 20 5060 sip.example.\"\n"
+	    "local-data \"txt.example. 0 TXT \\\"a;b#c \\\\\\\"q\\\" x\"\n",
+	    &a);
 	testutil_capture_start(&c1);
 	printconf_write(&a, c1.fp);
 	testutil_write(NULL, "printed.conf", testutil_capture_end(&c1));

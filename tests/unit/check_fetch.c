@@ -33,7 +33,8 @@ enum op {
 	OP_QUIET,	/* nothing sent, nothing ended since the last check */
 	OP_STATS,	/* the context's counters are st */
 	OP_OPEN_FAILS,	/* opening a socket fails with errno n (0: works) */
-	OP_FAILS	/* upstream n has had `fails` failures in a row */
+	OP_UPSTREAM	/* upstream n's state is up, its failures in a row
+			 * fails */
 };
 
 enum reply {
@@ -50,7 +51,10 @@ enum reply {
 	R_GARBAGE,	/* the ID and question sent, then a record cut off */
 	R_WRONG_ID_GARBAGE, /* the same with another ID */
 	R_CHAIN_16,	/* 16 CNAMEs from the qname, then A 192.0.2.1 */
-	R_CHAIN_17	/* 17 CNAMEs, then A 192.0.2.1 */
+	R_CHAIN_17,	/* 17 CNAMEs, then A 192.0.2.1 */
+	R_FORMERR,	/* FORMERR, no OPT: what a server without EDNS says
+			 * to a query with one (RFC 6891 §7) */
+	R_NOTIMP	/* NOTIMP, no OPT: what some such servers say */
 };
 
 struct step {
@@ -59,10 +63,14 @@ struct step {
 	int			 n;
 	enum transport_proto	 proto;		/* OP_SENT */
 	int			 plain;		/* OP_SENT: sent without 0x20 */
+	int			 no_edns;	/* OP_SENT: sent without OPT;
+						 * OP_UPSTREAM: known not to
+						 * speak EDNS */
+	int			 down;		/* OP_UPSTREAM */
+	unsigned		 fails;		/* OP_UPSTREAM */
 	enum reply		 reply;		/* OP_REPLY */
 	enum fetch_outcome	 outcome;	/* OP_DONE */
 	int			 unsent;	/* OP_DONE: no query went out */
-	uint32_t		 fails;		/* OP_FAILS */
 	struct fetch_stats	 st;		/* OP_STATS */
 };
 
@@ -73,6 +81,9 @@ struct step {
 				    .proto = TRANSPORT_UDP, .plain = 1 }
 #define SENT_TCP(up, nm)	{ .op = OP_SENT, .name = nm, .n = up, \
 				    .proto = TRANSPORT_TCP }
+#define SENT_NO_EDNS(up, nm)	{ .op = OP_SENT, .name = nm, .n = up, \
+				    .proto = TRANSPORT_UDP, .no_edns = 1 }
+#define UPSTREAM(up, ...)	{ .op = OP_UPSTREAM, .n = up, __VA_ARGS__ }
 #define REPLY(up, nm, r)	{ .op = OP_REPLY, .name = nm, .n = up, \
 				    .reply = r }
 #define PASS(ms)		{ .op = OP_PASS, .n = ms }
@@ -83,7 +94,6 @@ struct step {
 				    .unsent = 1 }
 #define QUIET			{ .op = OP_QUIET }
 #define OPEN_FAILS(e)		{ .op = OP_OPEN_FAILS, .n = e }
-#define FAILS(up, f)		{ .op = OP_FAILS, .n = up, .fails = f }
 #define STATS(...)		{ .op = OP_STATS, .st = { __VA_ARGS__ } }
 
 struct scenario {
@@ -239,6 +249,57 @@ static const struct scenario scenarios[] = {
 	 * (RTO 400), upstream 0 again at 800 (RTO now 800), the deadline at
 	 * 1000 before that one's timeout.
 	 */
+	/*
+	 * RFC 6891 §7: a server without EDNS says FORMERR (or NOTIMP) to a
+	 * query with an OPT record. It is asked the same again without one
+	 * at once, that is no failure, and once that is answered the server
+	 * is known not to speak EDNS: plain queries until UPSTREAM_EDNS_RETEST
+	 * (at most; at least 3/4 of it) has passed.
+	 */
+	{ .what = "FORMERR to EDNS: asked again without OPT, never a "
+	    "failure; plain queries until the retest", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_FORMERR),
+		SENT_NO_EDNS(0, "a.example."),
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+		UPSTREAM(0, .no_edns = 1, .down = 0, .fails = 0),
+		ASK("b.example.", 1),
+		SENT_NO_EDNS(0, "b.example."),
+		REPLY(0, "b.example.", R_ANSWER),
+		DONE("b.example.", FETCH_ANSWER, 1),
+		PASS(UPSTREAM_EDNS_RETEST * 3 / 4 - 1),
+		ASK("c.example.", 1),
+		SENT_NO_EDNS(0, "c.example."),
+		REPLY(0, "c.example.", R_ANSWER),
+		DONE("c.example.", FETCH_ANSWER, 1),
+		PASS(UPSTREAM_EDNS_RETEST / 4 + 1),
+		ASK("d.example.", 1),
+		SENT(0, "d.example."),
+		UPSTREAM(0, .no_edns = 0, .down = 0, .fails = 0),
+	} },
+	{ .what = "NOTIMP to EDNS: asked again without OPT", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_NOTIMP),
+		SENT_NO_EDNS(0, "a.example."),
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+		UPSTREAM(0, .no_edns = 1, .down = 0, .fails = 0),
+	} },
+	{ .what = "FORMERR to the plain query too: a failure, and EDNS "
+	    "stays", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_FORMERR),
+		SENT_NO_EDNS(0, "a.example."),
+		REPLY(0, "a.example.", R_FORMERR),
+		SENT(1, "a.example."),
+		REPLY(1, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+		UPSTREAM(0, .no_edns = 0, .down = 0, .fails = 1),
+	} },
 	{ .what = "the deadline ends the fetch: FETCH_FAILED",
 	    .query_timeout = 1000, .steps = {
 		ASK("a.example.", 1),
@@ -289,8 +350,8 @@ static const struct scenario scenarios[] = {
 		PASS(0),
 		DONE_UNSENT("a.example.", 1),
 		STATS(.started = 1, .local_errors = 2),
-		FAILS(0, 0),
-		FAILS(1, 0),
+		UPSTREAM(0, .no_edns = 0, .down = 0, .fails = 0),
+		UPSTREAM(1, .no_edns = 0, .down = 0, .fails = 0),
 		OPEN_FAILS(0),
 		ASK("a.example.", 1),
 		SENT(0, "a.example."),
@@ -437,7 +498,7 @@ ask(struct world *w, const struct step *st)
 	client_query(st->name, &q);
 	cache_key_make(w->cache, &q.q, 0, 0, &key);
 	ck_assert_ptr_nonnull(z = zone_find(w->zones, key.data,
-	    q.q.qname_len));
+	    q.q.qname_len, q.q.qtype));
 	ck_assert_int_eq(fetch_join(w->ctx, &key, &q, w->zones, z, w->net.now,
 	    wt), st->n);
 	if (st->n >= 0)
@@ -461,7 +522,9 @@ sent(struct world *w, const struct step *st)
 	    asked.q.qname_len));
 	ck_assert_uint_eq(q.q.qtype, MSG_TYPE_A);
 	ck_assert(q.flags & MSG_FLAG_RD);
-	ck_assert_uint_eq(q.edns.udp_size, 1232);
+	ck_assert_int_eq(q.edns.present, !st->no_edns);
+	if (!st->no_edns)
+		ck_assert_uint_eq(q.edns.udp_size, 1232);
 	if (st->plain)
 		ck_assert_mem_eq(q.q.qname, asked.q.qname, q.q.qname_len);
 }
@@ -499,9 +562,14 @@ response(const struct transport_conn *c, enum reply r, uint8_t *out)
 	memset(out + 4, 0, 8);
 	out[5] = 1;			/* QDCOUNT */
 	len = qend;
-	if (r == R_SERVFAIL || r == R_REFUSED)
-		flags |= r == R_SERVFAIL ? MSG_RCODE_SERVFAIL :
-		    MSG_RCODE_REFUSED;
+	if (r == R_SERVFAIL)
+		flags |= MSG_RCODE_SERVFAIL;
+	if (r == R_REFUSED)
+		flags |= MSG_RCODE_REFUSED;
+	if (r == R_FORMERR)
+		flags |= MSG_RCODE_FORMERR;
+	if (r == R_NOTIMP)
+		flags |= MSG_RCODE_NOTIMP;
 	if (r == R_TC)
 		flags |= MSG_FLAG_TC;
 	wire_wr16(out + 2, flags);
@@ -512,7 +580,8 @@ response(const struct transport_conn *c, enum reply r, uint8_t *out)
 	for (i = MSG_HEADER_LEN; r == R_CASE_FLIP && i < qend - 4; i++)
 		if ((out[i] | 0x20) >= 'a' && (out[i] | 0x20) <= 'z')
 			out[i] ^= 0x20;
-	if (r == R_SERVFAIL || r == R_REFUSED || r == R_TC)
+	if (r == R_SERVFAIL || r == R_REFUSED || r == R_TC || r == R_FORMERR ||
+	    r == R_NOTIMP)
 		return len;
 	if (r == R_CHAIN_16 || r == R_CHAIN_17)
 		return testpkt_chain(out, qend, r == R_CHAIN_16 ? 16 : 17);
@@ -572,6 +641,16 @@ ended(struct world *w, const struct step *st)
 }
 
 static void
+upstream_is(struct world *w, const struct step *st)
+{
+	const struct upstream *u = zone_at(w->zones, 0)->upstreams[st->n];
+
+	ck_assert_int_eq(u->no_edns, st->no_edns);
+	ck_assert_int_eq(u->down, st->down);
+	ck_assert_uint_eq(u->fails, st->fails);
+}
+
+static void
 stats(struct world *w, const struct step *st)
 {
 	struct fetch_stats fs;
@@ -623,9 +702,8 @@ START_TEST(scenario)
 		case OP_OPEN_FAILS:
 			w.net.open_errno = st->n;
 			break;
-		case OP_FAILS:
-			ck_assert_uint_eq(zone_at(w.zones, 0)->upstreams[
-			    st->n]->fails, st->fails);
+		case OP_UPSTREAM:
+			upstream_is(&w, st);
 			break;
 		case OP_END:
 			break;

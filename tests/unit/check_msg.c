@@ -574,6 +574,16 @@ START_TEST(upstream_query)
 	ck_assert(ldns_pkt_edns_do(p));
 	ck_assert_mem_eq(out + 12, "\3wWw\7eXample\0", 13);
 	ldns_pkt_free(p);
+	/* RFC 6891 §7: to an upstream without EDNS, no OPT (so no DO): the
+	 * header and question alone, 12 + 13 + 4 octets. */
+	len = msg_write_query(&q, 0x4242, (const uint8_t *)"\3wWw\7eXample\0",
+	    0, out, sizeof(out));
+	ck_assert_uint_eq(len, 12 + 13 + 4);
+	p = testpkt_parse(out, len);
+	ck_assert_uint_eq(ldns_pkt_arcount(p), 0);
+	ck_assert(!ldns_pkt_edns(p));
+	ck_assert(ldns_pkt_rd(p) && ldns_pkt_cd(p));
+	ldns_pkt_free(p);
 	testpkt_free(&qp);
 }
 END_TEST

@@ -57,13 +57,17 @@ table_of(const char *const *zones, size_t n)
 /* A wire name literal and its length, the NUL being the root label. */
 #define W(s)	(s), sizeof(s)
 
+/* The zone a question for qtype at wire name (len octets) goes to. */
 static const char *
-find(const struct zone_table *t, const char *wire, size_t len)
+find_type(const struct zone_table *t, uint16_t qtype, const char *wire,
+    size_t len)
 {
-	const struct zone *z = zone_find(t, (const uint8_t *)wire, len);
+	const struct zone *z = zone_find(t, (const uint8_t *)wire, len, qtype);
 
 	return z == NULL ? NULL : z->name_str;
 }
+
+#define find(t, w)	find_type((t), MSG_TYPE_A, w)
 
 START_TEST(longest_suffix)
 {
@@ -93,6 +97,41 @@ START_TEST(no_root)
 	/* Zone names are folded when built; qnames arrive folded. */
 	ck_assert_str_eq(find(t, W("\3www\7example")), "Example.");
 	ck_assert_ptr_null(find(t, W("\3www\7example\3org")));
+	zone_table_unref(t);
+}
+END_TEST
+
+/*
+ * RFC 4034 §5, RFC 4035 §5: the DS RRset of a zone cut is in the parent
+ * zone, so DS at a forward zone's own name goes to the zone of the
+ * parent name; below the apex, and every other type, stays put.
+ */
+START_TEST(ds_at_apex)
+{
+	static const char *const zones[] = { ".", "example.", "corp.example.",
+	    "lab.corp.example." };
+	struct zone_table *t;
+
+	t = table_of(zones, 4);
+	ck_assert_str_eq(find_type(t, MSG_TYPE_DS, W("corpexample")),
+	    "example.");
+	ck_assert_str_eq(find_type(t, MSG_TYPE_DS,
+	    W("labcorpexample")), "corp.example.");
+	ck_assert_str_eq(find_type(t, MSG_TYPE_DS, W("example")), ".");
+	/* The parent name need not be a zone: its closest enclosing one. */
+	ck_assert_str_eq(find_type(t, MSG_TYPE_DS, W("wwwcorpexample")),
+	    "corp.example.");
+	ck_assert_str_eq(find_type(t, MSG_TYPE_SOA, W("corpexample")),
+	    "corp.example.");
+	ck_assert_str_eq(find_type(t, MSG_TYPE_DNAME, W("corpexample")),
+	    "corp.example.");
+	/* The root has no parent: its DS stays with it. */
+	ck_assert_str_eq(find_type(t, MSG_TYPE_DS, W("")), ".");
+	zone_table_unref(t);
+	/* Nothing encloses the parent: the zone itself is all there is. */
+	t = table_of(zones + 2, 1);
+	ck_assert_str_eq(find_type(t, MSG_TYPE_DS, W("corpexample")),
+	    "corp.example.");
 	zone_table_unref(t);
 }
 END_TEST
@@ -160,6 +199,7 @@ zone_suite(void)
 
 	tcase_add_test(tc, longest_suffix);
 	tcase_add_test(tc, no_root);
+	tcase_add_test(tc, ds_at_apex);
 	tcase_add_test(tc, shared_upstreams);
 	tcase_add_test(tc, zone_budgets);
 	suite_add_tcase(s, tc);

@@ -4,7 +4,9 @@ It is started as `dnsdamper -c CONFIG` in the foreground with stderr in a
 file of the test's tmp dir; ready once it answers on its listen port;
 reloaded with SIGHUP; stopped with SIGTERM by PID. Every config it gets has
 a `forward .` with explicit loopback upstreams and a resolv-conf that names
-only loopback, so it never reads /etc/resolv.conf nor sends anywhere else.
+only loopback, so it never reads /etc/resolv.conf nor sends anywhere else,
+and `hosts-file none` unless the test gives hosts-file lines, so that the
+machine's /etc/hosts never answers for a test.
 """
 
 import os
@@ -71,11 +73,13 @@ def config_text(listen_port, forwards, resolv_conf, extra=()):
     lines = ["# written by the dnsdamper system tests",
              f"listen {upstream(listen_port)}",
              f"resolv-conf {resolv_conf}"]
-    # Each daemon its own control socket and no shared cache file, and
-    # under root no privilege drop, unless the test says otherwise.
+    # Each daemon its own control socket, no shared cache file, not the
+    # machine's /etc/hosts (the daemon's default), and under root no
+    # privilege drop, unless the test says otherwise.
     given = {l.split()[0] for l in extra if l.strip()}
     defaults = [("control", f"control {state / 'control.sock'}"),
-                ("cache-file", "cache-file none")]
+                ("cache-file", "cache-file none"),
+                ("hosts-file", "hosts-file none")]
     if os.geteuid() == 0:
         defaults.append(("user", "user root"))
     lines += [line for name, line in defaults if name not in given]
