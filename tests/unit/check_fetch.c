@@ -48,6 +48,8 @@ enum reply {
 			 * case from what was sent (0x20) */
 	R_OVERSIZED,	/* an answer of 80 A records: 1,307 octets, over
 			 * the 1232 offered */
+	R_OVER_512,	/* an answer of 40 A records: 667 octets, over the
+			 * 512 of a query without OPT */
 	R_GARBAGE,	/* the ID and question sent, then a record cut off */
 	R_WRONG_ID_GARBAGE, /* the same with another ID */
 	R_CHAIN_16,	/* 16 CNAMEs from the qname, then A 192.0.2.1 */
@@ -278,6 +280,18 @@ static const struct scenario scenarios[] = {
 		ASK("d.example.", 1),
 		SENT(0, "d.example."),
 		UPSTREAM(0, .no_edns = 0, .down = 0, .fails = 0),
+	} },
+	{ .what = "without OPT, a UDP response over 512 octets is dropped "
+	    "(RFC 1035 §4.2.1: the query offered no more)", .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_FORMERR),
+		SENT_NO_EDNS(0, "a.example."),
+		REPLY(0, "a.example.", R_OVER_512),
+		QUIET,
+		STATS(.started = 1, .inflight = 1, .oversized = 1),
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
 	} },
 	{ .what = "NOTIMP to EDNS: asked again without OPT", .steps = {
 		ASK("a.example.", 1),
@@ -591,7 +605,8 @@ response(const struct transport_conn *c, enum reply r, uint8_t *out)
 			wire_wr16(out, wire_rd16(out) ^ 0x5555);
 		return len + wire_wr16(out + len, 0xc000 | MSG_HEADER_LEN) + 1;
 	}
-	for (i = 0; r == R_OVERSIZED && i < 79; i++) {
+	for (i = 0; (r == R_OVERSIZED && i < 79) || (r == R_OVER_512 && i < 39);
+	    i++) {
 		len += wire_wr16(out + len, 0xc000 | MSG_HEADER_LEN);
 		len += wire_wr16(out + len, MSG_TYPE_A);
 		len += wire_wr16(out + len, MSG_CLASS_IN);
@@ -599,7 +614,8 @@ response(const struct transport_conn *c, enum reply r, uint8_t *out)
 		len += wire_wr16(out + len, 4);
 		len += wire_wr32(out + len, 0xc0000200 | (uint32_t)i);
 	}
-	out[7] = r == R_OVERSIZED ? 80 : 1;	/* ANCOUNT */
+	/* ANCOUNT */
+	out[7] = r == R_OVERSIZED ? 80 : r == R_OVER_512 ? 40 : 1;
 	/* Last, one A record, its owner a pointer to the question (RFC
 	 * 1035 §4.1.4), TTL 300. */
 	len += wire_wr16(out + len, 0xc000 | MSG_HEADER_LEN);
