@@ -17,6 +17,7 @@
 #include "check_main.h"
 #include "config.h"
 #include "fetch.h"
+#include "localzone.h"
 #include "query.h"
 #include "testnet.h"
 #include "testpkt.h"
@@ -90,6 +91,8 @@ world_new(struct world *w, uint32_t max_waiters)
 	memset(&got, 0, sizeof(got));
 	testnet_init(&w->net, 1000000);
 	ck_assert_int_eq(config_defaults(&w->conf), 0);
+	/* No hosts file: nothing of this host's in the test. */
+	ck_assert_int_eq(config_add_hosts_file(&w->conf, CONFIG_NONE), 0);
 	/* The default allow (loopback), ready for the client check. */
 	ck_assert_int_eq(acl_compile(&w->conf.allow.acl), 0);
 	ck_assert_int_eq(acl_compile(&w->conf.exempt_clients.acl), 0);
@@ -109,6 +112,7 @@ world_new(struct world *w, uint32_t max_waiters)
 	    &w->conf));
 	ck_assert_ptr_nonnull(w->ctx.cache = cache_new(1 << 20, &lim));
 	ck_assert_ptr_nonnull(w->ctx.admit = admit_new(&w->conf));
+	ck_assert_ptr_nonnull(w->ctx.local = localzone_table_new(&w->conf));
 	ck_assert_ptr_nonnull(w->ctx.fetches = fetch_ctx_new_on(&w->net.t,
 	    &s, query_fetch_done, &w->ctx));
 	LIST_INIT(&w->ctx.answering);
@@ -126,6 +130,7 @@ world_free(struct world *w)
 	upstream_registry_free(w->reg);
 	cache_free(w->ctx.cache);
 	admit_free(w->ctx.admit);
+	localzone_table_unref(w->ctx.local);
 	event_base_free(w->ctx.base);
 	w->conf.forwards = NULL;	/* not the config's to free */
 	w->conf.n_forwards = 0;
