@@ -623,6 +623,10 @@ srvresolve_naptr(const struct srvresolve_options *o, const char *domain,
 		goto out;
 	}
 	res->naptr_cut += walk.too_deep + walk.over_budget;
+	/* A branch cut at a bound (a loop) did not resolve: not "no such
+	 * service", should nothing else be found. */
+	if (res->naptr_cut > 0)
+		w.failed = 1;
 	switch (first) {
 	case SRVNAPTR_FOUND:
 		if (add_terminals(&w) == -1 || resolve_addresses(&w) == -1)

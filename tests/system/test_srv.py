@@ -144,6 +144,9 @@ def lab_zone(primary, backup):
         "spare A 127.0.0.1",
         f"_other._tcp SRV 10 5 {primary} first",
         f"_udp._udp SRV 10 5 {primary} first",
+        # an S-NAPTR loop: loop -> loop2 -> loop, never terminal
+        'loop NAPTR 10 10 "" "x-lab:x-tcp" "" loop2.lab.test.',
+        'loop2 NAPTR 10 10 "" "x-lab:x-tcp" "" loop.lab.test.',
     ])
 
 
@@ -416,6 +419,23 @@ def test_naptr_chain_resolves_to_the_srv_set(lab):
     r = srvcmd.run(d.port, "--json", "--naptr", "x-lab:x-sctp", "lab.test")
     assert r.rc == srvcmd.NONE, r
     assert r.json["status"] == "nodata", r
+
+
+def test_naptr_loop_is_a_failure(lab):
+    """loop.lab.test's only record sends the walk to loop2, whose only
+    record sends it back (flags "": RFC 3958 §2.2.3). The chain is cut at
+    SRVNAPTR_DEPTH_MAX = 8 lookups deep, each name asked once (the walk
+    remembers its answers), and as nothing else was found the lookup
+    failed (exit 4, servfail): a broken tree, not a domain that decidedly
+    has no such service (exit 3)."""
+    d, ns = lab[0], lab[1]
+    mark = ns.mark()
+    r = srvcmd.run(d.port, "--json", "--naptr", "x-lab:x-tcp", "loop.lab.test")
+    assert r.rc == srvcmd.RESOLUTION, r
+    assert r.json["status"] == "servfail" and r.json["candidates"] == [], r
+    assert "S-NAPTR branches cut" in r.stderr, r
+    assert ns.count("loop.lab.test", "NAPTR", since=mark) == 1
+    assert ns.count("loop2.lab.test", "NAPTR", since=mark) == 1
 
 
 def test_connect_timeout(new_bind, dnsdamper, bind, listeners):
