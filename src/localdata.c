@@ -47,24 +47,48 @@ put_rrset(struct answer *a, size_t owner, const struct localzone_rrset *rs,
 	return last;
 }
 
+/* Whether name (folded, len octets) is one of seen[0..n). */
+static int
+seen_before(uint8_t seen[][MSG_NAME_MAX], const size_t *lens, int n,
+    const uint8_t *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (lens[i] == len && memcmp(seen[i], name, len) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * After a CNAME whose target name is at offset target of the answer: the
- * target's records of qtype, while it is local (RFC 1034 §3.6.2).
+ * target's records of qtype, while it is local (RFC 1034 §3.6.2), and
+ * until a name comes round again: a loop (RFC 1034 §3.6.2, RFC 2181 §10.1)
+ * is shown once, each CNAME in it once, for the client to see it.
  */
 static void
 put_chain(struct answer *a, const struct localzone_table *t, size_t target,
     uint16_t qtype)
 {
+	uint8_t seen[LOCALDATA_MAX_CHAIN][MSG_NAME_MAX];
+	size_t lens[LOCALDATA_MAX_CHAIN];
 	const struct localzone_rrset *rs;
 	struct localzone_result res;
-	uint8_t name[MSG_NAME_MAX];
+	uint8_t *name;
 	int n, len;
 
+	if ((len = name_unpack(a->wire, a->len, MSG_HEADER_LEN, seen[0])) ==
+	    -1)
+		return;
+	msg_name_fold(seen[0], lens[0] = (size_t)len);
 	for (n = 1; n < LOCALDATA_MAX_CHAIN && target > 0 &&
 	    target <= POINTER_MAX; n++) {
+		name = seen[n];
 		if ((len = name_unpack(a->wire, a->len, target, name)) == -1)
 			return;
-		msg_name_fold(name, (size_t)len);
+		msg_name_fold(name, lens[n] = (size_t)len);
+		if (seen_before(seen, lens, n, name, (size_t)len))
+			return;
 		localzone_lookup(t, name, (size_t)len, qtype, &res);
 		if (res.verdict != LOCALZONE_ANSWER || (rs = res.rrset) == NULL)
 			return;

@@ -55,6 +55,7 @@ setup(void)
 	    "local-data \"a2.corp.example. 60 CNAME www.corp.example.\"\n"
 	    "local-data \"loop1.corp.example. CNAME loop2.corp.example.\"\n"
 	    "local-data \"loop2.corp.example. CNAME loop1.corp.example.\"\n"
+	    "local-data \"self.corp.example. CNAME Self.corp.example.\"\n"
 	    "local-data \"out.corp.example. CNAME www.example.org.\"\n");
 }
 
@@ -196,9 +197,18 @@ START_TEST(cname_chain)
 	p = ask("a1.corp.example.", LDNS_RR_TYPE_CNAME);
 	ck_assert_uint_eq(ldns_pkt_ancount(p), 1);
 	ldns_pkt_free(p);
-	/* a loop ends at LOCALDATA_MAX_CHAIN CNAMEs */
+	/* a loop ends where a name comes round again: each CNAME of it
+	 * once (RFC 2181 §5: no record twice), for the client to see the
+	 * loop, not LOCALDATA_MAX_CHAIN copies */
 	p = ask("loop1.corp.example.", LDNS_RR_TYPE_A);
-	ck_assert_uint_eq(ldns_pkt_ancount(p), LOCALDATA_MAX_CHAIN);
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 2);
+	assert_record(ldns_pkt_answer(p), 0, "loop1.corp.example.\t3600\tIN\t"
+	    "CNAME\tloop2.corp.example.\n");
+	assert_record(ldns_pkt_answer(p), 1, "loop2.corp.example.\t3600\tIN\t"
+	    "CNAME\tloop1.corp.example.\n");
+	ldns_pkt_free(p);
+	p = ask("SELF.corp.example.", LDNS_RR_TYPE_A);
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 1);
 	ldns_pkt_free(p);
 	/* a target that is not local: the CNAME alone */
 	p = ask("out.corp.example.", LDNS_RR_TYPE_A);
