@@ -457,8 +457,7 @@ start_events(struct daemon *d)
 		return -1;
 	/* Pinged from the loop itself: a stuck loop gets us killed. */
 	if (wd > 0) {
-		tv.tv_sec = (time_t)(wd / 2000);
-		tv.tv_usec = (suseconds_t)((wd / 2 % 1000) * 1000);
+		tv = clock_ms_to_tv(wd / 2);
 		if ((d->events[4] = event_new(d->base, -1, EV_PERSIST,
 		    watchdog_cb, d)) == NULL ||
 		    event_add(d->events[4], &tv) == -1)
