@@ -117,14 +117,15 @@ local_data_add(struct localzone_table *t, const struct config *conf)
 		olen = ldns_rdf_size(ldns_rr_owner(rr));
 		if (ldns_rr2wire(&wire, rr, LDNS_SECTION_ANSWER, &size) ==
 		    LDNS_STATUS_OK && olen <= MSG_NAME_MAX &&
-		    size >= olen + 10) {
+		    size >= olen + MSG_RR_FIXED_LEN) {
 			memcpy(owner, wire, olen);
 			msg_name_fold(owner, olen);
 			o.file = localzone_keep_file(t, ld->where.file);
 			o.line = ld->where.line;
 			localzone_add_record(t, owner, olen, ld->type,
 			    ldns_rr_ttl(rr) > INT32_MAX ? 0 : ldns_rr_ttl(rr),
-			    wire + olen + 10, size - olen - 10, &o);
+			    wire + olen + MSG_RR_FIXED_LEN,
+			    size - olen - MSG_RR_FIXED_LEN, &o);
 		} else
 			localzone_table_fail(t, ENOMEM);
 		free(wire);
@@ -272,11 +273,18 @@ names_add(struct localzone_table *t)
 	}
 }
 
-/* A made-up SOA record's rdata for a zone: RFC 6303 §3's. */
+/*
+ * A made-up SOA record's rdata for a zone, RFC 6303 §3's: MNAME the
+ * zone's name, RNAME nobody.invalid., then serial, refresh, retry, expire
+ * and minimum (RFC 1035 §3.3.13: 32 bits each).
+ */
+#define SOA_RNAME	"\6nobody\7invalid"
+#define SOA_RDATA_MAX	(MSG_NAME_MAX + sizeof(SOA_RNAME) + 5 * 4)
+
 static size_t
 soa_rdata(const uint8_t *apex, size_t len, uint32_t minimum, uint8_t *out)
 {
-	static const uint8_t rname[] = "\6nobody\7invalid";
+	static const uint8_t rname[] = SOA_RNAME;
 	size_t n = len;
 
 	memcpy(out, apex, len);
@@ -356,7 +364,7 @@ loopback_add(struct localzone_table *t)
 static void
 soas_add(struct localzone_table *t)
 {
-	uint8_t rdata[MSG_NAME_MAX + 64];
+	uint8_t rdata[SOA_RDATA_MAX];
 	struct localzone_origin o = { LOCALZONE_BUILT_IN, NULL, 0 };
 	const struct localzone_node *node;
 	const struct localzone_zone *z;
