@@ -6,6 +6,7 @@
 
 #include "cache.h"
 #include "name.h"
+#include "wire.h"
 
 /* A key: the folded qname, then qtype, qclass and one octet of bits. */
 #define KEY_TAIL		5
@@ -81,10 +82,8 @@ cache_key_make(const struct cache *c, const struct msg_question *q,
 
 	memcpy(key->data, q->qname, n);
 	msg_name_fold(key->data, n);
-	key->data[n] = q->qtype >> 8;
-	key->data[n + 1] = q->qtype & 0xff;
-	key->data[n + 2] = q->qclass >> 8;
-	key->data[n + 3] = q->qclass & 0xff;
+	wire_wr16(key->data + n, q->qtype);
+	wire_wr16(key->data + n + 2, q->qclass);
 	key->data[n + 4] = (do_bit ? KEY_DO : 0) | (cd_bit ? KEY_CD : 0);
 	key->len = n + KEY_TAIL;
 	key->hash = lruhash_hash(c->table, key->data, key->len);
@@ -94,7 +93,7 @@ cache_key_make(const struct cache *c, const struct msg_question *q,
 static uint16_t
 key_qtype(const uint8_t *key, size_t qlen)
 {
-	return (uint16_t)(key[qlen] << 8 | key[qlen + 1]);
+	return wire_rd16(key + qlen);
 }
 
 const uint8_t *
@@ -118,7 +117,7 @@ cache_key_question(const struct cache_key *key, struct msg_question *q)
 	memcpy(q->qname, key->data, n);
 	q->qname_len = (uint8_t)n;
 	q->qtype = key_qtype(key->data, n);
-	q->qclass = (uint16_t)(key->data[n + 2] << 8 | key->data[n + 3]);
+	q->qclass = wire_rd16(key->data + n + 2);
 }
 
 int
@@ -273,9 +272,9 @@ entry_alloc(const struct msg_response *r)
 	memcpy(e->tmpl.counts, (uint16_t[4]){ 0, (uint16_t)r->counts[1],
 	    (uint16_t)r->counts[2], (uint16_t)(r->counts[3] -
 	    (r->opt_index != -1)) }, sizeof(e->tmpl.counts));
-	/* Without the OPT, the stored message must count one RR less. */
-	wire[10] = (uint8_t)(e->tmpl.counts[MSG_SECTION_ADDITIONAL] >> 8);
-	wire[11] = (uint8_t)e->tmpl.counts[MSG_SECTION_ADDITIONAL];
+	/* Without the OPT, the stored message must count one RR less in
+	 * ARCOUNT, the header's last field (RFC 1035 §4.1.1). */
+	wire_wr16(wire + 10, e->tmpl.counts[MSG_SECTION_ADDITIONAL]);
 	e->tmpl.ttls = slots;
 	e->tmpl.n_ttls = (uint16_t)n;
 	e->tmpl.rcode = r->rcode & 0xf;
