@@ -356,7 +356,7 @@ at_cap(struct tcp_server *srv, int fd, uint32_t limit)
 		close(fd);
 		rc = -1;
 	}
-	if (log_limit_due(&said, clock_now_ms(), 60000, &held))
+	if (log_limit_due(&said, clock_now_ms(), LOG_LIMIT_MINUTE, &held))
 		log_warnx("tcp-clients %u reached: closing idle TCP "
 		    "connections for new ones, refusing them when none is idle "
 		    "(%llu closed, %llu refused so far)", limit,
