@@ -88,6 +88,8 @@ attempt_error(void *arg, const char *why, uint64_t now)
 static void
 send_failed(struct attempt *a, uint64_t now)
 {
+	/* Static: one warning a minute for the whole process, whichever
+	 * fetch meets the host's trouble. */
 	static struct log_limit said;
 	int err = errno;
 	uint64_t held;

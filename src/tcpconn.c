@@ -342,6 +342,8 @@ eviction_candidate(struct query_ctx *ctx)
 static int
 at_cap(struct tcp_server *srv, int fd, uint32_t limit)
 {
+	/* Static: one warning a minute for the whole process, whichever
+	 * of the listeners (one struct tcp_server each) reaches the cap. */
 	static struct log_limit said;
 	struct metrics *m = &srv->ctx->metrics;
 	struct tcpconn *victim;
