@@ -8,8 +8,7 @@
 #include "name.h"
 #include "wire.h"
 
-/* A key: the folded qname, then qtype, qclass and one octet of bits. */
-#define KEY_TAIL		5
+/* The bits of a key's last octet. */
 #define KEY_DO			1
 #define KEY_CD			2
 
@@ -85,7 +84,7 @@ cache_key_make(const struct cache *c, const struct msg_question *q,
 	wire_wr16(key->data + n, q->qtype);
 	wire_wr16(key->data + n + 2, q->qclass);
 	key->data[n + 4] = (do_bit ? KEY_DO : 0) | (cd_bit ? KEY_CD : 0);
-	key->len = n + KEY_TAIL;
+	key->len = n + CACHE_KEY_TAIL;
 	key->hash = lruhash_hash(c->table, key->data, key->len);
 }
 
@@ -99,20 +98,20 @@ key_qtype(const uint8_t *key, size_t qlen)
 const uint8_t *
 cache_key_qname(const struct cache_key *key, size_t *len)
 {
-	*len = key->len - KEY_TAIL;
+	*len = key->len - CACHE_KEY_TAIL;
 	return key->data;
 }
 
 uint16_t
 cache_key_qtype(const struct cache_key *key)
 {
-	return key_qtype(key->data, key->len - KEY_TAIL);
+	return key_qtype(key->data, key->len - CACHE_KEY_TAIL);
 }
 
 void
 cache_key_question(const struct cache_key *key, struct msg_question *q)
 {
-	size_t n = key->len - KEY_TAIL;
+	size_t n = key->len - CACHE_KEY_TAIL;
 
 	memcpy(q->qname, key->data, n);
 	q->qname_len = (uint8_t)n;
@@ -548,7 +547,7 @@ flush_visit(const void *key, size_t keylen, void *value, void *arg)
 {
 	const uint8_t *k = key;
 	struct flush_arg *a = arg;
-	size_t qlen = keylen - KEY_TAIL;
+	size_t qlen = keylen - CACHE_KEY_TAIL;
 
 	(void)value;
 	if (a->keep != NULL)
@@ -594,9 +593,9 @@ cache_key_load(const struct cache *c, const uint8_t *raw, size_t len,
 	uint8_t name[MSG_NAME_MAX];
 
 	/* Starting at 0, no compression pointer can be followed. */
-	if (len <= KEY_TAIL || len > CACHE_KEY_MAX ||
-	    name_unpack(raw, len - KEY_TAIL, 0, name) !=
-	    (int)(len - KEY_TAIL))
+	if (len <= CACHE_KEY_TAIL || len > CACHE_KEY_MAX ||
+	    name_unpack(raw, len - CACHE_KEY_TAIL, 0, name) !=
+	    (int)(len - CACHE_KEY_TAIL))
 		return -1;
 	memcpy(key->data, raw, len);
 	key->len = len;

@@ -13,8 +13,9 @@
 #include "lruhash.h"
 #include "msg.h"
 
-/* qname (folded) + qtype + qclass + one octet of DO and CD bits. */
-#define CACHE_KEY_MAX	(MSG_NAME_MAX + 5)
+/* qname (folded), then qtype, qclass and one octet of DO and CD bits. */
+#define CACHE_KEY_TAIL	(MSG_QTYPE_QCLASS_LEN + 1)
+#define CACHE_KEY_MAX	(MSG_NAME_MAX + CACHE_KEY_TAIL)
 
 struct cache_key {
 	uint8_t		data[CACHE_KEY_MAX];
