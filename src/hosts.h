@@ -63,8 +63,9 @@ typedef void (*hosts_warn_fn)(void *arg, const char *msg);
  * the first HOSTS_WARN_MAX broken lines are named, and then `path: K more
  * broken lines skipped`, so that a file of junk cannot flood the log at
  * every change. *stamp gets the stamp of the file as it was opened (or as
- * hosts_stamp_get sees it, if it would not open). Returns the number of valid lines, or -1 after
- * warn(`path: cannot open: why` or `path: cannot read: why`).
+ * hosts_stamp_get sees it, if it would not open). Returns the number of
+ * valid lines, or -1 after warn(`path: cannot open: why` or `path: cannot
+ * read: why`).
  */
 long	hosts_read(const char *path, struct hosts_stamp *stamp,
 	    hosts_line_fn line, hosts_warn_fn warn, void *arg);

@@ -102,7 +102,8 @@ put_chain(struct answer *a, const struct localzone_table *t, size_t target,
 		if (seen_before(seen, lens, n, name, (size_t)len))
 			return;
 		localzone_lookup(t, name, (size_t)len, qtype, &res);
-		if (res.verdict != LOCALZONE_ANSWER || (rs = res.rrset) == NULL) {
+		if (res.verdict != LOCALZONE_ANSWER ||
+		    (rs = res.rrset) == NULL) {
 			/* RFC 2308 §3 and RFC 6604 §3: the chain's end says
 			 * NXDOMAIN or NODATA, with its zone's SOA */
 			neg->verdict = res.verdict;

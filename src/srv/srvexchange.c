@@ -291,7 +291,8 @@ over_tcp(const struct batch *b, const struct srvexchange_query *q)
 	len[1] = (uint8_t)size;
 	if ((fd = tcp_connect(b, deadline)) == -1 ||
 	    tcp_transfer(fd, len, 2, 1, deadline) == -1 ||
-	    tcp_transfer(fd, ldns_buffer_begin(wire), size, 1, deadline) == -1 ||
+	    tcp_transfer(fd, ldns_buffer_begin(wire), size, 1, deadline) ==
+	    -1 ||
 	    tcp_transfer(fd, len, 2, 0, deadline) == -1)
 		goto out;
 	size = (size_t)len[0] << 8 | len[1];
