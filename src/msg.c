@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csprng.h"
 #include "msg.h"
 #include "name.h"
 #include "wire.h"
@@ -76,7 +77,7 @@ msg_name_randomize_case(uint8_t *name, size_t len)
 		if (lower < 'a' || lower > 'z')
 			continue;
 		if (used == 32) {
-			bits = arc4random();
+			bits = csprng_u32();
 			used = 0;
 		}
 		name[i] = (bits >> used++) & 1 ? lower - ('a' - 'A') : lower;

@@ -137,7 +137,7 @@ void	msg_name_fold(uint8_t *name, size_t len);
 /*
  * msg_name_randomize_case: flip the case of each ASCII letter of wire name
  * name (len octets) with probability 1/2 (draft-vixie-dnsext-dns0x20), in
- * place, with arc4random.
+ * place, with csprng_u32.
  */
 void	msg_name_randomize_case(uint8_t *name, size_t len);
 
