@@ -124,12 +124,15 @@ localdata_answer(const struct localzone_table *t, const struct msg_query *q,
 	else	/* RFC 2308 §3: the SOA, for the client's negative cache */
 		(void)put_rrset(&a, MSG_HEADER_LEN + res.zone_off,
 		    res.zone->soa, MSG_SECTION_AUTHORITY);
+	/* The template's header: its rcode and counts. */
+	wire_wr16(work + 2, res.verdict == LOCALZONE_NXDOMAIN ?
+	    MSG_RCODE_NXDOMAIN : MSG_RCODE_NOERROR);
+	wire_wr16(work + 6, a.counts[MSG_SECTION_ANSWER]);
+	wire_wr16(work + 8, a.counts[MSG_SECTION_AUTHORITY]);
+	wire_wr16(work + 10, a.counts[MSG_SECTION_ADDITIONAL]);
 	memset(&tpl, 0, sizeof(tpl));
 	tpl.wire = work;
 	tpl.len = (uint16_t)a.len;
 	tpl.additional_offset = (uint16_t)a.len;
-	memcpy(tpl.counts, a.counts, sizeof(tpl.counts));
-	tpl.rcode = res.verdict == LOCALZONE_NXDOMAIN ? MSG_RCODE_NXDOMAIN :
-	    MSG_RCODE_NOERROR;
 	return msg_write_answer(&tpl, q, &rule, opts, out, cap);
 }

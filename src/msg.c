@@ -506,14 +506,15 @@ age_ttls(uint8_t *out, size_t len, const struct msg_template *t,
 	uint32_t ttl;
 	size_t i;
 
-	for (i = 0; i < t->n_ttls && t->ttls[i].offset < len; i++) {
+	for (i = 0; i < t->n_ttls && t->ttl_offsets[i] < len; i++) {
+		ttl = wire_rd32(t->wire + t->ttl_offsets[i]);
 		if (rule->fixed != 0)
 			ttl = rule->fixed;
-		else if (t->ttls[i].ttl > rule->elapsed)
-			ttl = t->ttls[i].ttl - rule->elapsed;
+		else if (ttl > rule->elapsed)
+			ttl -= rule->elapsed;
 		else
 			ttl = 0;
-		wire_wr32(out + t->ttls[i].offset, ttl);
+		wire_wr32(out + t->ttl_offsets[i], ttl);
 	}
 }
 
@@ -525,14 +526,20 @@ msg_write_answer(const struct msg_template *t, const struct msg_query *q,
 	size_t len = t->len, olen = q->edns.present ? opt_len(opts) : 0;
 	size_t question_end = MSG_HEADER_LEN + q->q.qname_len +
 	    MSG_QTYPE_QCLASS_LEN;
-	uint16_t counts[4], flags;
+	uint16_t counts[4], flags = wire_rd16(t->wire + 2);
+	unsigned rcode = MSG_RCODE(flags);
 
 	if (cap < MSG_ERROR_MAX_LEN)
 		return 0;
-	memcpy(counts, t->counts, sizeof(counts));
-	flags = reply_flags(q, t->rcode);
-	if (t->ad && (q->edns.do_bit || (q->flags & MSG_FLAG_AD)))
-		flags |= MSG_FLAG_AD;
+	counts[0] = 0;
+	counts[MSG_SECTION_ANSWER] = wire_rd16(t->wire + 6);
+	counts[MSG_SECTION_AUTHORITY] = wire_rd16(t->wire + 8);
+	counts[MSG_SECTION_ADDITIONAL] = wire_rd16(t->wire + 10);
+	/* AD only when the upstream set it and the client asked (DO or AD,
+	 * RFC 6840 §5.8). */
+	flags = (flags & MSG_FLAG_AD) && (q->edns.do_bit ||
+	    (q->flags & MSG_FLAG_AD)) ? MSG_FLAG_AD : 0;
+	flags |= reply_flags(q, rcode);
 	if (len + olen > opts->limit || len + olen > cap) {
 		len = t->additional_offset;
 		counts[MSG_SECTION_ADDITIONAL] = 0;
@@ -552,7 +559,7 @@ msg_write_answer(const struct msg_template *t, const struct msg_query *q,
 	memcpy(out + MSG_HEADER_LEN, q->q.qname, q->q.qname_len);
 	age_ttls(out, len, t, rule);
 	if (olen > 0) {
-		len += write_opt(out + len, q, t->rcode, opts);
+		len += write_opt(out + len, q, rcode, opts);
 		counts[MSG_SECTION_ADDITIONAL]++;
 	}
 	write_counts(out, 1, counts);

@@ -236,27 +236,23 @@ void	msg_response_free(struct msg_response *r);
 long	msg_soa_minimum(const uint8_t *pkt, size_t len,
 	    const struct msg_rr *rr);
 
-/* Where a TTL sits in a template and the TTL it had when stored. */
-struct msg_ttl_slot {
-	uint16_t	offset;
-	uint32_t	ttl;		/* seconds */
-};
-
 /*
  * A stored answer: header, question and records without any OPT, with
- * the TTL positions needed to age it. The question's qname has the same
- * length as every query that maps to it, so it can be overwritten with the
- * client's case.
+ * the TTL positions needed to age it; each TTL field there holds the TTL
+ * (seconds) the record had when stored. Of the header, the rcode and AD
+ * (upstream set it) of its flags and its counts are used; its ID and the
+ * rest of its flags are not. The question's qname has the same length as
+ * every query that maps to it, so it can be overwritten with the client's
+ * case.
  */
 struct msg_template {
 	const uint8_t		*wire;
 	uint16_t		 len;
 	uint16_t		 additional_offset; /* first additional RR */
-	uint16_t		 counts[4];	/* RRs per enum msg_section */
-	const struct msg_ttl_slot *ttls;
+	const uint16_t		*ttl_offsets;	/* of each TTL field in wire,
+						 * n_ttls of them (0: none
+						 * aged) */
 	uint16_t		 n_ttls;
-	uint16_t		 rcode;		/* 4-bit header rcode */
-	int			 ad;		/* upstream set AD */
 };
 
 /* How to write TTLs into an answer. */

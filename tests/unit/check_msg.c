@@ -8,6 +8,7 @@
 #include "check_main.h"
 #include "msg.h"
 #include "testpkt.h"
+#include "wire.h"
 
 static uint8_t out[MSG_MAX_LEN + 64];
 
@@ -301,17 +302,24 @@ START_TEST(response_malformed)
 }
 END_TEST
 
-/* A template straight from a parsed response, TTLs as received. */
+/* The message of the last template_of, which a test may change. */
+static uint8_t tpl_wire[MSG_MAX_LEN];
+
+/* A template straight from a parsed response, TTLs as received; its
+ * message in tpl_wire, without the OPT, which must be last. */
 static struct msg_template
-template_of(const struct msg_response *r, struct msg_ttl_slot *slots)
+template_of(const struct msg_response *r, uint16_t *offsets)
 {
 	struct msg_template t;
 	size_t i, n = 0;
 
 	memset(&t, 0, sizeof(t));
-	t.wire = r->pkt;
+	memcpy(tpl_wire, r->pkt, r->len);
+	t.wire = tpl_wire;
 	t.len = (uint16_t)(r->opt_index != -1 ? r->rrs[r->opt_index].offset :
 	    r->len);
+	wire_wr16(tpl_wire + 10, (uint16_t)(r->counts[MSG_SECTION_ADDITIONAL] -
+	    (r->opt_index != -1)));
 	t.additional_offset = t.len;
 	for (i = 0; i < r->n_rrs; i++) {
 		if ((long)i == r->opt_index)
@@ -319,16 +327,10 @@ template_of(const struct msg_response *r, struct msg_ttl_slot *slots)
 		if (r->rrs[i].section == MSG_SECTION_ADDITIONAL &&
 		    t.additional_offset == t.len)
 			t.additional_offset = r->rrs[i].offset;
-		slots[n].offset = r->rrs[i].ttl_offset;
-		slots[n++].ttl = r->rrs[i].ttl;
+		offsets[n++] = r->rrs[i].ttl_offset;
 	}
-	t.counts[1] = (uint16_t)r->counts[1];
-	t.counts[2] = (uint16_t)r->counts[2];
-	t.counts[3] = (uint16_t)(r->counts[3] - (r->opt_index != -1));
-	t.ttls = slots;
+	t.ttl_offsets = offsets;
 	t.n_ttls = (uint16_t)n;
-	t.rcode = r->rcode & 0xf;
-	t.ad = (r->flags & MSG_FLAG_AD) != 0;
 	return t;
 }
 
@@ -341,7 +343,7 @@ START_TEST(answer_ttl_case_and_opt)
 	    LDNS_RD, 1232, 1);
 	struct msg_reply_opts opts = { 1232, 1232, -1 };
 	struct msg_ttl_rule rule = { 120, 0 };
-	struct msg_ttl_slot slots[4];
+	uint16_t offsets[4];
 	struct msg_response r;
 	struct msg_template t;
 	struct msg_query q;
@@ -350,7 +352,7 @@ START_TEST(answer_ttl_case_and_opt)
 
 	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
 	ck_assert_int_eq(msg_parse_query(qp.wire, qp.len, &q), MSG_PARSE_OK);
-	t = template_of(&r, slots);
+	t = template_of(&r, offsets);
 	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
 	ck_assert_mem_eq(out + 12, "\3WwW\7ExAmPlE\0", 13);
 	p = testpkt_parse(out, len);
@@ -384,7 +386,7 @@ START_TEST(answer_truncation)
 	struct testpkt resp, qp;
 	struct msg_reply_opts opts = { MSG_UDP_MIN, 1232, -1 };
 	struct msg_ttl_rule rule = { 0, 0 };
-	struct msg_ttl_slot slots[64];
+	uint16_t offsets[64];
 	struct msg_response r;
 	struct msg_template t;
 	struct msg_query q;
@@ -407,7 +409,7 @@ START_TEST(answer_truncation)
 	qp = testpkt_query("big.example.", LDNS_RR_TYPE_TXT, LDNS_RD, 0, 0);
 	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
 	ck_assert_int_eq(msg_parse_query(qp.wire, qp.len, &q), MSG_PARSE_OK);
-	t = template_of(&r, slots);
+	t = template_of(&r, offsets);
 	ck_assert_uint_gt(t.len, 512);
 	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
 	/* RFC 2181 §9: an RRset that does not fit is not sent partially. */
@@ -446,14 +448,14 @@ START_TEST(answer_ad_bit)
 	    LDNS_RD, 1232, 1);
 	struct msg_reply_opts opts = { 1232, 1232, -1 };
 	struct msg_ttl_rule rule = { 0, 0 };
-	struct msg_ttl_slot slots[2];
+	uint16_t offsets[2];
 	struct msg_response r;
 	struct msg_template t;
 	struct msg_query q;
 
 	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
-	t = template_of(&r, slots);
-	t.ad = 1;
+	t = template_of(&r, offsets);
+	tpl_wire[3] |= MSG_FLAG_AD;	/* the upstream set AD */
 	/* RFC 6840 §5.8: AD only to clients that sent DO or AD. */
 	ck_assert_int_eq(msg_parse_query(plain.wire, plain.len, &q),
 	    MSG_PARSE_OK);
@@ -515,7 +517,7 @@ START_TEST(buffer_sizes)
 {
 	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, MSG_EDE_STALE };
 	struct msg_ttl_rule rule = { 0, 0 };
-	struct msg_ttl_slot slots[4];
+	uint16_t offsets[4];
 	struct testpkt qp, resp;
 	struct msg_response r;
 	struct msg_template t;
@@ -543,7 +545,7 @@ START_TEST(buffer_sizes)
 	snprintf(rr, sizeof(rr), "an|%s 60 IN TXT \"hello\"", name);
 	resp = testpkt_response(name, LDNS_RR_TYPE_TXT, 0, 0, rr, NULL);
 	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
-	t = template_of(&r, slots);
+	t = template_of(&r, offsets);
 	ck_assert_uint_eq(msg_write_answer(&t, &q, &rule, &opts, out,
 	    MSG_ERROR_MAX_LEN), 288);
 	ck_assert(out[2] & (MSG_FLAG_TC >> 8));
