@@ -3,7 +3,8 @@
  * of queries and responses, names, case folding and 0x20, answers with
  * rewritten TTLs, EDNS0 OPT (RFC 6891), TC truncation, error replies.
  * All multi-byte fields in structs here are in host byte order; buffers
- * hold wire format. Nothing here allocates except msg_response_parse.
+ * hold wire format. Nothing here allocates except msg_response_parse, for
+ * a response of more than MSG_RRS_INLINE records.
  */
 #ifndef DNSDAMPER_MSG_H
 #define DNSDAMPER_MSG_H
@@ -175,6 +176,10 @@ enum msg_class {
 	MSG_CLASS_OTHER		/* any other rcode: passed on, not cached */
 };
 
+/* RRs of a response held in the struct itself: most answers have fewer,
+ * and need no allocation. */
+#define MSG_RRS_INLINE	16
+
 /* An upstream response, parsed and classified by msg_response_parse. */
 struct msg_response {
 	const uint8_t	*pkt;		/* borrowed */
@@ -184,7 +189,8 @@ struct msg_response {
 	uint16_t	 rcode;		/* 12 bits: header and OPT combined */
 	struct msg_question q;		/* the question, case kept */
 	size_t		 question_end;	/* offset of the first RR */
-	struct msg_rr	*rrs;		/* owned, in message order */
+	struct msg_rr	*rrs;		/* owned, in message order: inline_rrs
+					 * or allocated; never copy the struct */
 	size_t		 n_rrs;
 	size_t		 counts[4];	/* RRs per enum msg_section */
 	long		 opt_index;	/* index into rrs of the OPT, or -1 */
@@ -193,6 +199,7 @@ struct msg_response {
 	int		 has_cname;	/* the answer followed a CNAME chain */
 	int		 long_chain;	/* more than MSG_CHAIN_MAX CNAMEs:
 					 * class FAILURE */
+	struct msg_rr	 inline_rrs[MSG_RRS_INLINE];
 };
 
 /*
@@ -217,9 +224,9 @@ long	msg_response_question(const uint8_t *pkt, size_t len, uint16_t *id,
  * the layout of their type where it is known (RFC 1035 §3.3). TTLs with
  * the top bit set read as 0 (RFC 2181 §8), but for the OPT, whose TTL
  * field holds its extended rcode, version and flags (RFC 6891 §6.1.3).
- * Returns 0 and fills *r (free it with msg_response_free), or -1 if
- * malformed or out of memory (*r then needs no free, though freeing it is
- * harmless).
+ * Returns 0 and fills *r (free it with msg_response_free; *r must stay
+ * where it is, not be copied), or -1 if malformed or out of memory (*r
+ * then needs no free, though freeing it is harmless).
  */
 int	msg_response_parse(const uint8_t *pkt, size_t len,
 	    struct msg_response *r);

@@ -204,6 +204,59 @@ START_TEST(name_case)
 }
 END_TEST
 
+/* RFC 4343: an ASCII upper-case letter, the only octets case touches. */
+static int
+is_upper(int c)
+{
+	return c >= 'A' && c <= 'Z';
+}
+
+/*
+ * Folding and 0x20 work 8 octets at a step: every octet value 0..255, at
+ * every place in a name of every length from 1 to 24 (no step, one, a
+ * step and a part, three), comes out as one at a time would make it:
+ * 'A'..'Z' lower-cased and nothing else changed by msg_name_fold; by
+ * msg_name_randomize_case every letter of either case in either case and
+ * nothing else changed, the octets past len untouched by both.
+ */
+START_TEST(name_case_every_octet)
+{
+	uint8_t buf[25], want[25];
+	size_t len, at, i;
+	int c, seen[2];
+
+	for (len = 1; len <= 24; len++)
+		for (at = 0; at < len; at++)
+			for (c = 0; c < 256; c++) {
+				memset(buf, 'Q', sizeof(buf));
+				buf[at] = (uint8_t)c;
+				memcpy(want, buf, sizeof(buf));
+				for (i = 0; i < len; i++)
+					if (is_upper(want[i]))
+						want[i] += 'a' - 'A';
+				msg_name_fold(buf, len);
+				ck_assert_mem_eq(buf, want, sizeof(buf));
+				msg_name_randomize_case(buf, len);
+				ck_assert_uint_eq(buf[len], want[len]);
+				ck_assert(msg_name_equal(buf, len, want, len));
+				if (!is_upper(c) && (c < 'a' || c > 'z'))
+					ck_assert_uint_eq(buf[at], c);
+			}
+	/* Every letter place gets both cases: 64 tries, each 1/2, miss
+	 * both only with p = 2^-63 a place. */
+	for (at = 0; at < 20; at++) {
+		seen[0] = seen[1] = 0;
+		for (c = 0; c < 64; c++) {
+			memset(buf, 'q', 20);
+			msg_name_randomize_case(buf, 20);
+			seen[is_upper(buf[at])]++;
+		}
+		ck_assert_int_gt(seen[0], 0);
+		ck_assert_int_gt(seen[1], 0);
+	}
+}
+END_TEST
+
 static enum msg_class
 classify(struct testpkt t, struct msg_response *r)
 {
@@ -734,6 +787,7 @@ msg_suite(void)
 	tcase_add_test(tc, parse_query_notimp_badvers);
 	tcase_add_test(tc, opt_ttl_is_not_a_ttl);
 	tcase_add_test(tc, name_case);
+	tcase_add_test(tc, name_case_every_octet);
 	tcase_add_test(tc, classify_answers);
 	tcase_add_test(tc, classify_negative_and_failures);
 	tcase_add_test(tc, response_malformed);
