@@ -81,14 +81,19 @@ fold8(uint64_t w)
 	return w | in_range8(w, 'A', 'Z') >> 2;
 }
 
-/* w with each letter lower-cased, then made upper case by bit 5 of a
- * random octet: probability 1/2 each, independently (0x20). */
+/*
+ * w with each letter lower-cased, then made upper case by one random bit:
+ * probability 1/2 each, independently (0x20). The eight bits are bits 5
+ * and 6 of the four octets of one 32-bit draw, each moved to bit 5 of
+ * its octet of w.
+ */
 static uint64_t
 randomize8(uint64_t w)
 {
 	uint64_t letters = (in_range8(w, 'A', 'Z') | in_range8(w, 'a', 'z')) >>
 	    2;
-	uint64_t r = (uint64_t)csprng_u32() << 32 | csprng_u32();
+	uint32_t bits = csprng_u32();
+	uint64_t r = (uint64_t)(bits >> 1) << 32 | bits;
 
 	return fold8(w) ^ (letters & r);
 }

@@ -83,7 +83,7 @@ struct transport {
 /*
  * transport_new: the daemon's transport on base (borrowed): timers are
  * libevent's, the clock is clock_now_ms, UDP goes through connected
- * sockets, a few of which wait idle between queries (at most 32, each
+ * sockets, some of which wait idle between queries (at most 256, each
  * to one upstream for good, for at most 16 queries and 1 s: see
  * transport.c), and TCP through bufferevents. It holds 16 descriptors
  * back for its sockets, for when every other is taken (by clients'
