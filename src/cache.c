@@ -37,9 +37,9 @@ struct cache_entry {
 	struct lruhash_node	 node;
 	uint64_t		 stored;	/* ms */
 	uint64_t		 refresh_failed; /* ms; 0: no failure since */
-	uint32_t		 ttl;		/* seconds, lifetime when stored */
+	uint32_t		 ttl;		/* s, lifetime when stored */
 	uint16_t		 len;		/* of the message, octets */
-	uint16_t		 additional_offset; /* its first additional RR */
+	uint16_t		 additional_offset; /* first additional RR */
 	uint8_t			 kind;		/* enum cache_kind */
 	uint8_t			 bits;		/* KEY_DO, KEY_CD */
 	uint8_t			 wire[];	/* the message, the offsets */

@@ -21,8 +21,8 @@ struct lruhash;
  */
 struct lruhash_node {
 	struct lruhash_node	*next;		/* bucket chain */
-	struct lruhash_node	*lru_prev;	/* towards most recently used */
-	struct lruhash_node	*lru_next;	/* towards least recently used */
+	struct lruhash_node	*lru_prev;	/* towards the most recent */
+	struct lruhash_node	*lru_next;	/* towards the least recent */
 	uint32_t		 hash;
 	uint32_t		 charge;
 };

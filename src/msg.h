@@ -190,7 +190,8 @@ struct msg_response {
 	struct msg_question q;		/* the question, case kept */
 	size_t		 question_end;	/* offset of the first RR */
 	struct msg_rr	*rrs;		/* owned, in message order: inline_rrs
-					 * or allocated; never copy the struct */
+					 * or allocated; never copy the
+					 * struct */
 	size_t		 n_rrs;
 	size_t		 counts[4];	/* RRs per enum msg_section */
 	long		 opt_index;	/* index into rrs of the OPT, or -1 */

@@ -36,7 +36,7 @@ struct transport_conn {
 	const struct transport_conn_cb *cb;
 	void			*arg;
 	int			 open;
-	int			 answered; /* closed as answered (transport.h) */
+	int			 answered; /* closed as answered, transport.h */
 	uint64_t		 at;	/* virtual ms it was sent */
 };
 
