@@ -150,27 +150,62 @@ run_until(struct event_base *base, const int *count)
 	event_free(guard);
 }
 
-/*
- * A query to p over t, answered; closed as answered. Returns its port,
- * held by the transport for the next query (tried again until a socket
- * is not at the end of its random budget of 1 to 16 uses).
- */
-static uint16_t
-query_kept(struct event_base *base, struct transport *t, struct peer *p)
+/* A transport on an event base of its own, and two upstreams. */
+struct world {
+	struct event_base	*base;
+	struct transport	*t;
+	struct peer		 one, two;
+};
+
+static void
+world_new(struct world *w)
+{
+	ck_assert_ptr_nonnull(w->base = event_base_new());
+	ck_assert_ptr_nonnull(w->t = transport_new(w->base));
+	peer_open(&w->one);
+	peer_open(&w->two);
+}
+
+/* Everything but the transport, which the test may have freed. */
+static void
+world_free(struct world *w)
+{
+	event_base_free(w->base);
+	close(w->one.fd);
+	close(w->two.fd);
+}
+
+/* A query of w's transport to p, its connection reporting into *h. */
+static struct transport_conn *
+ask(struct world *w, struct peer *p, struct heard *h)
 {
 	const uint8_t q = 1;
+	struct transport_conn *c;
+
+	memset(h, 0, sizeof(*h));
+	ck_assert_ptr_nonnull(c = w->t->ops->open(w->t->env, TRANSPORT_UDP,
+	    &p->addr, &q, 1, &heard_cb, h));
+	return c;
+}
+
+/*
+ * A query to p, answered; closed as answered. Returns its port, held by
+ * the transport for the next query (tried again until a socket is not at
+ * the end of its random budget of 1 to 16 uses).
+ */
+static uint16_t
+query_kept(struct world *w, struct peer *p)
+{
 	struct transport_conn *c;
 	struct heard h;
 	int i;
 
 	for (i = 0; i < TRIES; i++) {
-		memset(&h, 0, sizeof(h));
-		ck_assert_ptr_nonnull(c = t->ops->open(t->env, TRANSPORT_UDP,
-		    &p->addr, &q, 1, &heard_cb, &h));
+		c = ask(w, p, &h);
 		peer_serve(p, 1);
-		run_until(base, &h.responses);
+		run_until(w->base, &h.responses);
 		ck_assert_int_eq(h.responses, 1);
-		t->ops->close(c, 1);
+		w->t->ops->close(c, 1);
 		if (!port_free(p->from))
 			return p->from;
 	}
@@ -187,35 +222,26 @@ query_kept(struct event_base *base, struct transport *t, struct peer *p)
  */
 START_TEST(kept_for_one_upstream)
 {
-	struct event_base *base = event_base_new();
-	struct transport *t = transport_new(base);
 	struct transport_conn *c;
-	struct peer one, two;
-	const uint8_t q = 1;
+	struct world w;
 	struct heard h;
 	uint16_t port;
 
-	peer_open(&one);
-	peer_open(&two);
-	port = query_kept(base, t, &one);
-	memset(&h, 0, sizeof(h));
-	ck_assert_ptr_nonnull(c = t->ops->open(t->env, TRANSPORT_UDP,
-	    &two.addr, &q, 1, &heard_cb, &h));
-	peer_serve(&two, 0);
-	ck_assert_uint_ne(two.from, port);
+	world_new(&w);
+	port = query_kept(&w, &w.one);
+	c = ask(&w, &w.two, &h);
+	peer_serve(&w.two, 0);
+	ck_assert_uint_ne(w.two.from, port);
 	/* unanswered: closed with its port */
-	t->ops->close(c, 0);
-	ck_assert(port_free(two.from));
-	ck_assert_ptr_nonnull(c = t->ops->open(t->env, TRANSPORT_UDP,
-	    &one.addr, &q, 1, &heard_cb, &h));
-	peer_serve(&one, 0);
-	ck_assert_uint_eq(one.from, port);
-	t->ops->close(c, 0);
+	w.t->ops->close(c, 0);
+	ck_assert(port_free(w.two.from));
+	c = ask(&w, &w.one, &h);
+	peer_serve(&w.one, 0);
+	ck_assert_uint_eq(w.one.from, port);
+	w.t->ops->close(c, 0);
 	ck_assert(port_free(port));
-	transport_free(t);
-	event_base_free(base);
-	close(one.fd);
-	close(two.fd);
+	transport_free(w.t);
+	world_free(&w);
 }
 END_TEST
 
@@ -228,36 +254,30 @@ END_TEST
  */
 START_TEST(idle_socket_that_hears_is_closed)
 {
-	struct event_base *base = event_base_new();
-	struct transport *t = transport_new(base);
-	struct peer one;
+	struct world w;
 	uint16_t port;
 
-	peer_open(&one);
-	port = query_kept(base, t, &one);
-	peer_stray(&one, port);
-	event_base_loop(base, EVLOOP_ONCE);
+	world_new(&w);
+	port = query_kept(&w, &w.one);
+	peer_stray(&w.one, port);
+	event_base_loop(w.base, EVLOOP_ONCE);
 	ck_assert(port_free(port));
-	transport_free(t);
-	event_base_free(base);
-	close(one.fd);
+	transport_free(w.t);
+	world_free(&w);
 }
 END_TEST
 
 /* transport_free closes the idle sockets too. */
 START_TEST(free_closes_idle)
 {
-	struct event_base *base = event_base_new();
-	struct transport *t = transport_new(base);
-	struct peer one;
+	struct world w;
 	uint16_t port;
 
-	peer_open(&one);
-	port = query_kept(base, t, &one);
-	transport_free(t);
+	world_new(&w);
+	port = query_kept(&w, &w.one);
+	transport_free(w.t);
 	ck_assert(port_free(port));
-	event_base_free(base);
-	close(one.fd);
+	world_free(&w);
 }
 END_TEST
 
