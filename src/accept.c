@@ -22,7 +22,7 @@ static void
 accept_error_cb(struct evconnlistener *l, void *arg)
 {
 	static const struct timeval pause = { ACCEPT_PAUSE_SEC, 0 };
-	static struct log_limit said;
+	static struct log_limit said;	/* the process's: every worker's */
 	int err = errno;
 	uint64_t held;
 

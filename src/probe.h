@@ -22,7 +22,8 @@ typedef void (*probe_send_fn)(void *arg, struct upstream *u, struct zone *z,
 /*
  * probe_down: if any upstream of zones' registry is down, for each
  * upstream of zones that is down and due for a probe at now (ms;
- * upstream_probe_due, which schedules the next), call send with arg, the
+ * upstream_probe_due, which schedules the next: of several threads
+ * calling this at once, one sends each probe), call send with arg, the
  * first zone that forwards to it and: its SOA question (class IN), which
  * a resolver answers even when the names it failed are broken at their
  * source; and the latest question it failed (upstream.failed_q), if a zone

@@ -75,6 +75,7 @@ struct world {
 	struct addr		 up;
 	struct addr		 client;	/* 127.0.0.1: allowed */
 	struct upstream_registry *reg;
+	struct ratelimit	*rl;
 	struct query_ctx	 ctx;
 };
 
@@ -111,7 +112,9 @@ world_new(struct world *w, uint32_t max_waiters)
 	ck_assert_ptr_nonnull(w->ctx.zones = zone_table_new(w->reg,
 	    &w->conf));
 	ck_assert_ptr_nonnull(w->ctx.cache = cache_new(1 << 20, &lim));
-	ck_assert_ptr_nonnull(w->ctx.admit = admit_new(&w->conf));
+	ck_assert_ptr_nonnull(w->rl = ratelimit_new(w->conf.ratelimit,
+	    w->conf.ratelimit_slip, w->conf.ratelimit_size));
+	ck_assert_ptr_nonnull(w->ctx.admit = admit_new(w->rl));
 	ck_assert_ptr_nonnull(w->ctx.local = localzone_table_new(&w->conf));
 	ck_assert_ptr_nonnull(w->ctx.fetches = fetch_ctx_new_on(&w->net.t,
 	    &s, query_fetch_done, &w->ctx));
@@ -130,6 +133,7 @@ world_free(struct world *w)
 	upstream_registry_free(w->reg);
 	cache_free(w->ctx.cache);
 	admit_free(w->ctx.admit);
+	ratelimit_free(w->rl);
 	localzone_table_unref(w->ctx.local);
 	event_base_free(w->ctx.base);
 	w->conf.forwards = NULL;	/* not the config's to free */
