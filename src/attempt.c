@@ -88,7 +88,10 @@ attempt_error(void *arg, const char *why, uint64_t now)
 static void
 send_failed(struct attempt *a, uint64_t now)
 {
-	static struct log_limit said;	/* the process's: every worker's */
+	/* Static: one warning a minute for the whole process, whichever
+	 * fetch (of whichever worker thread) meets the host's trouble;
+	 * log_limit_due is lock-free. */
+	static struct log_limit said;
 	int err = errno;
 	uint64_t held;
 
@@ -98,7 +101,7 @@ send_failed(struct attempt *a, uint64_t now)
 		return;
 	}
 	metrics_add(&a->aq->counts->local, 1);
-	if (log_limit_due(&said, now, 60000, &held))
+	if (log_limit_due(&said, now, LOG_LIMIT_MINUTE, &held))
 		log_warnx("upstream %s: query not sent: %s; not counted against "
 		    "it (and %llu more since the last such message)",
 		    a->up->name, strerror(err), (unsigned long long)held);

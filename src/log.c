@@ -11,9 +11,12 @@
 #include "log.h"
 
 /*
- * The process's one log, as main set it up. The level and the sink are
- * read by every worker thread as main may change them (-v, a reload's
- * `log`): atomics, so that a reader sees the old value or the new.
+ * Static: a process has one log, which every file writes to without a
+ * context to carry it in; main sets it up (log_init, log_set_sink,
+ * log_set_level) from the configuration, on reload too, and the rest
+ * only reads it. The level and the sink are read by every worker thread
+ * while main may change them: atomics, so that a reader sees the old
+ * value or the new.
  */
 static const char *log_progname = "dnsdamper";
 static enum log_level log_level = LOG_LEVEL_INFO;

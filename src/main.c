@@ -20,6 +20,7 @@
 #include "control.h"
 #include "inflight.h"
 #include "listen.h"
+#include "localbuild.h"
 #include "localzone.h"
 #include "log.h"
 #include "parse.h"
@@ -311,7 +312,7 @@ load_snapshot(struct daemon *d, struct evbuffer *errors)
 	if (load_logged(d->config_path, &conf, errors) == -1)
 		return NULL;
 	if ((zones = zone_table_new(d->upstreams, &conf)) == NULL ||
-	    (local = localzone_table_new(&conf)) == NULL) {
+	    (local = localbuild_table(&conf)) == NULL) {
 		log_err("reload");
 		zone_table_unref(zones);
 		config_free(&conf);
@@ -445,7 +446,7 @@ hosts_check_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (!localzone_table_changed(d->snap->local))
 		return;
-	if ((local = localzone_table_new(d->snap->conf)) == NULL ||
+	if ((local = localbuild_table(d->snap->conf)) == NULL ||
 	    (snap = snapshot_with_local(d->snap, local)) == NULL) {
 		log_warn("hosts-file changed, but cannot be read again; "
 		    "serving it as it was");
@@ -595,8 +596,7 @@ start_events(struct daemon *d)
 		return -1;
 	/* Pinged from the loop itself: a stuck loop gets us killed. */
 	if (wd > 0) {
-		tv.tv_sec = (time_t)(wd / 2000);
-		tv.tv_usec = (suseconds_t)((wd / 2 % 1000) * 1000);
+		tv = clock_ms_to_tv(wd / 2);
 		if ((d->events[4] = event_new(d->base, -1, EV_PERSIST,
 		    watchdog_cb, d)) == NULL ||
 		    event_add(d->events[4], &tv) == -1)
@@ -626,7 +626,7 @@ start_shared(struct daemon *d)
 	    (d->n_workers > 1 &&
 	    (d->shared.index = inflight_new(d->n_workers)) == NULL) ||
 	    (zones = zone_table_new(d->upstreams, &d->conf)) == NULL ||
-	    (local = localzone_table_new(&d->conf)) == NULL) {
+	    (local = localbuild_table(&d->conf)) == NULL) {
 		zone_table_unref(zones);
 		log_err("start-up");
 		return -1;

@@ -343,7 +343,10 @@ eviction_candidate(struct query_ctx *ctx)
 static int
 at_cap(struct tcp_server *srv, int fd, uint32_t limit)
 {
-	static struct log_limit said;	/* the process's: every worker's */
+	/* Static: one warning a minute for the whole process, whichever
+	 * of the listeners (one struct tcp_server each, in every worker
+	 * thread) reaches the cap; log_limit_due is lock-free. */
+	static struct log_limit said;
 	struct metrics *m = &srv->ctx->metrics;
 	struct tcpconn *victim;
 	uint64_t held;
@@ -357,7 +360,7 @@ at_cap(struct tcp_server *srv, int fd, uint32_t limit)
 		close(fd);
 		rc = -1;
 	}
-	if (log_limit_due(&said, clock_now_ms(), 60000, &held))
+	if (log_limit_due(&said, clock_now_ms(), LOG_LIMIT_MINUTE, &held))
 		log_warnx("tcp-clients %u reached: closing idle TCP "
 		    "connections for new ones, refusing them when none is idle "
 		    "(%llu closed, %llu refused so far)", limit,
