@@ -624,6 +624,25 @@ answer_or_defer(struct query *qr, const struct fetch_result *res,
 		query_free(qr);
 }
 
+/*
+ * With other workers on the cache, store the answer of res before one of
+ * ours is sent: a client of theirs that asks the moment ours has it must
+ * find it (ours are answered from e, which the cache may drop at any
+ * time once its own: a copy goes in). Returns 1 if stored.
+ */
+static int
+store_first(struct query_ctx *ctx, const struct fetch_result *res,
+    const struct cache_entry *e)
+{
+	struct cache_entry *copy;
+
+	if (!ctx->cache_shared || cache_entry_kind(e) == CACHE_UNCACHEABLE ||
+	    (copy = cache_entry_new(ctx->cache, res->r, res->now)) == NULL)
+		return 0;
+	(void)cache_insert(ctx->cache, res->key, copy);
+	return 1;
+}
+
 void
 query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 {
@@ -632,9 +651,11 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 	struct cache_entry *e = NULL;
 	struct fetch_waiter *wt;
 	unsigned n = 0;
+	int stored = 0;
 
-	if (res->outcome == FETCH_ANSWER)
-		e = cache_entry_new(ctx->cache, res->r, res->now);
+	if (res->outcome == FETCH_ANSWER &&
+	    (e = cache_entry_new(ctx->cache, res->r, res->now)) != NULL)
+		stored = store_first(ctx, res, e);
 	else if (res->outcome == FETCH_FAILED && !res->unsent)
 		/* RFC 9520 is about upstreams: no use caching our own lack
 		 * of descriptors. */
@@ -649,7 +670,10 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 		return;
 	if (cache_entry_kind(e) == CACHE_POSITIVE)
 		query_srv_targets(ctx, res->r, res->key, res->now);
-	cache_insert(ctx->cache, res->key, e);
+	if (stored)
+		cache_entry_free(e);
+	else
+		cache_insert(ctx->cache, res->key, e);
 }
 
 void

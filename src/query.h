@@ -56,6 +56,9 @@ struct query_ctx {
 						 * connections open in every
 						 * worker, the tcp-clients
 						 * bound (atomic) */
+	int			 cache_shared;	/* other workers use the cache:
+						 * an answer is stored before
+						 * it is sent */
 	struct fetch_ctx	*fetches;	/* this loop's */
 	struct admit		*admit;		/* this loop's: allow,
 						 * ratelimit */
