@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@
  * served within this. No jitter is needed: nothing goes on the network.
  */
 #define HOSTS_CHECK_SEC	1
-/* Workers when `threads 0`: one per online CPU, at most this many. */
+/* Workers when `threads 0`: one per CPU we may run on, at most this many. */
 #define THREADS_AUTO_MAX	4
 /*
  * How long main waits for every worker to serve a new snapshot before a
@@ -114,17 +115,24 @@ configured(const char *value)
 }
 
 /*
- * The workers to run for `threads n`: n, or for 0 one per online CPU, at
- * most THREADS_AUTO_MAX (more rarely pays on a host whose DNS is local).
+ * The workers to run for `threads n`: n, or for 0 one per CPU we may run
+ * on, at most THREADS_AUTO_MAX (more rarely pays on a host whose DNS is
+ * local). The CPUs of our affinity (taskset, a cgroup's cpuset), not all
+ * those online: two threads on one CPU cost more per query than one, in
+ * smaller batches and context switches.
  */
 static unsigned
 threads_of(const struct config *conf)
 {
+	cpu_set_t set;
 	long cpus;
 
 	if (conf->threads > 0)
 		return conf->threads;
-	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		cpus = CPU_COUNT(&set);
+	else
+		cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	return cpus < 1 ? 1 : cpus > THREADS_AUTO_MAX ? THREADS_AUTO_MAX :
 	    (unsigned)cpus;
 }
