@@ -372,6 +372,28 @@ START_TEST(stored_before_answered_when_shared)
 END_TEST
 
 /*
+ * A world of two workers where worker 0 (the test) has claimed a.example.
+ * A and our clients 0..4 ask it: they wait, nothing is sent. Its key.
+ */
+static struct cache_key
+parked(struct world *w)
+{
+	struct cache_key key;
+	unsigned rcode, i;
+
+	world_new(w, 1000);
+	world_share(w);
+	key = a_key(w);
+	ck_assert_int_eq(inflight_claim(w->index, &key, 0, 1, w->net.now),
+	    INFLIGHT_OWNER);
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(ask(w, (uint16_t)i, &rcode), QUERY_PENDING);
+	ck_assert_uint_eq(w->net.n_sent, 0);
+	ck_assert_uint_eq(got.sent, 0);
+	return key;
+}
+
+/*
  * Worker 0 (the test) resolves a.example.: our clients do not ask the
  * upstream, they wait; when worker 0 has stored the answer and released
  * the key, each is answered from the cache, NOERROR.
@@ -384,17 +406,9 @@ START_TEST(waiters_of_another_worker_answered_from_the_cache)
 	struct msg_response r;
 	struct cache_key key;
 	struct world w;
-	unsigned rcode, i;
+	unsigned i;
 
-	world_new(&w, 1000);
-	world_share(&w);
-	key = a_key(&w);
-	ck_assert_int_eq(inflight_claim(w.index, &key, 0, 1, w.net.now),
-	    INFLIGHT_OWNER);
-	for (i = 0; i < 5; i++)
-		ck_assert_int_eq(ask(&w, (uint16_t)i, &rcode), QUERY_PENDING);
-	ck_assert_uint_eq(w.net.n_sent, 0);
-	ck_assert_uint_eq(got.sent, 0);
+	key = parked(&w);
 	/* worker 0's answer, stored as its query_fetch_done would */
 	ck_assert_int_eq(msg_response_parse(t.wire, t.len, &r), 0);
 	ck_assert_ptr_nonnull(e = cache_entry_new(w.ctx.cache, &r, w.net.now));
@@ -419,15 +433,9 @@ START_TEST(waiters_of_another_worker_resolved_here_if_nothing_landed)
 {
 	struct cache_key key;
 	struct world w;
-	unsigned rcode, i;
+	unsigned i;
 
-	world_new(&w, 1000);
-	world_share(&w);
-	key = a_key(&w);
-	ck_assert_int_eq(inflight_claim(w.index, &key, 0, 1, w.net.now),
-	    INFLIGHT_OWNER);
-	for (i = 0; i < 5; i++)
-		ck_assert_int_eq(ask(&w, (uint16_t)i, &rcode), QUERY_PENDING);
+	key = parked(&w);
 	inflight_release(w.index, &key, 0);
 	ck_assert_uint_eq(got.sent, 0);
 	upstream_answers(&w);			/* the one query sent */
