@@ -12,6 +12,14 @@
 
 #define FETCH_BUCKETS		4096	/* in-flight table, power of two */
 #define FETCH_MAX_ATTEMPTS	8	/* sends per fetch: bounds sockets */
+/*
+ * How much longer than query-timeout queries waiting for another worker's
+ * resolution wait at most: it ends by its own deadline, and the word of
+ * it comes at once; this bounds the wait if that word is lost (no
+ * memory for it) or slow (that worker's loop busy): they then look in
+ * the cache, and resolve it here if it is not there.
+ */
+#define FETCH_REMOTE_SLACK	1000	/* ms */
 
 /* Why a fetch runs: only resolutions are coalesced, budgeted, reported. */
 enum fetch_kind {
@@ -396,17 +404,28 @@ table_add(struct fetch_ctx *ctx, struct fetch *f, uint64_t now)
 	f->started = now;
 }
 
+static void
+remote_deadline_cb(void *arg, uint64_t now)
+{
+	fetch_end(arg, FETCH_LANDED, NULL, now);
+}
+
 /*
  * Another worker resolves key, and will tell us when it ends: w waits
- * here for that, on a fetch that sends nothing. -1 if out of memory.
+ * here for that, on a fetch that sends nothing, at most query-timeout
+ * and FETCH_REMOTE_SLACK. -1 if out of memory.
  */
 static int
 fetch_park(struct fetch_ctx *ctx, const struct cache_key *key, uint64_t now,
     struct fetch_waiter *w)
 {
+	const struct transport_ops *ops = ctx->t->ops;
 	struct fetch *f;
 
-	if ((f = calloc(1, sizeof(*f))) == NULL) {
+	if ((f = calloc(1, sizeof(*f))) == NULL ||
+	    (f->deadline = ops->timer_new(ctx->t->env, remote_deadline_cb,
+	    f)) == NULL) {
+		free(f);
 		metrics_add(&ctx->stats.over_budget, 1);
 		return -1;
 	}
@@ -414,6 +433,7 @@ fetch_park(struct fetch_ctx *ctx, const struct cache_key *key, uint64_t now,
 	f->kind = FETCH_REMOTE;
 	f->key = *key;
 	TAILQ_INIT(&f->waiters);
+	ops->timer_set(f->deadline, ctx->s.query_timeout + FETCH_REMOTE_SLACK);
 	table_add(ctx, f, now);
 	return fetch_wait(ctx, f, w, 1);
 }

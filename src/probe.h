@@ -4,7 +4,9 @@
  * SOA and for the latest question it failed; an upstream used for the
  * first time since start or reload is asked once for a name only we could
  * have made up, which comes back through our own listener if it forwards
- * to us (a loop). The fetch layer sends them and sees them come back.
+ * to us (a loop). The fetch layer sends them; the upstream registry keeps
+ * the names of those running, so that whichever worker's listener one
+ * comes back to sees it (upstream_loop_probe_seen).
  */
 #ifndef DNSDAMPER_PROBE_H
 #define DNSDAMPER_PROBE_H

@@ -127,14 +127,22 @@ landed_cb(struct mailbox_msg *m, void *arg, int cancelled)
 static void
 landed_notify(void *arg, const struct cache_key *key)
 {
+	/* Static: one warning a minute for the process, whichever worker
+	 * runs out; log_limit_due is lock-free. */
+	static struct log_limit said;
 	struct worker *w = arg;
 	struct landed_msg *lm;
+	uint64_t held;
 
-	/* Lost, its waiters here answer at their own timers or not at
-	 * all: the price of a failed malloc, said. */
+	/* Lost, its waiters here look in the cache only at their own
+	 * deadline (fetch.c's FETCH_REMOTE_SLACK): a failed malloc's cost. */
 	if ((lm = malloc(sizeof(*lm))) == NULL) {
-		log_warnx("out of memory: a worker's waiting queries will "
-		    "not hear of their answer");
+		if (log_limit_due(&said, clock_now_ms(), LOG_LIMIT_MINUTE,
+		    &held))
+			log_warnx("out of memory: queries waiting in worker "
+			    "%u for another's answer will not hear of it "
+			    "(and %llu more since the last such message)",
+			    w->id, (unsigned long long)held);
 		return;
 	}
 	lm->m.fn = landed_cb;

@@ -122,6 +122,8 @@ struct scenario {
 					 * index, each told of the other's
 					 * ends at once (the daemon posts
 					 * them to its mailbox) */
+	int		 lost;		/* shared, but worker 1 never told
+					 * (the word lost) */
 	struct step	 steps[MAX_STEPS];
 };
 
@@ -432,6 +434,21 @@ static const struct scenario scenarios[] = {
 		DONE("a.example.", FETCH_ANSWER, 0),
 		QUIET,
 	} },
+	/* query-timeout 2000 ms and FETCH_REMOTE_SLACK 1000 ms */
+	{ .what = "waiters not told of the other's end look at its deadline",
+	  .shared = 1, .lost = 1, .steps = {
+		ASK_AT(0, "a.example.", 1),
+		SENT(0, "a.example."),
+		ASK_AT(1, "a.example.", 0),
+		PASS(400),
+		SENT(1, "a.example."),
+		REPLY(1, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+		PASS(2599),
+		QUIET,
+		PASS(1),
+		DONE("a.example.", FETCH_LANDED, 1),
+	} },
 	{ .what = "a waiter told to fetch on its own does, beside the other",
 	  .shared = 1, .steps = {
 		ASK_AT(0, "a.example.", 1),
@@ -566,6 +583,8 @@ world_new(struct world *w, const struct scenario *sc)
 	zone_at(w->zones, 0)->upstreams[1]->loop_checked = 1;
 	if (sc->shared)
 		world_share(w, &s);
+	if (sc->lost)
+		inflight_notify(w->index, 1, NULL, NULL);
 }
 
 /* Nothing may stay behind: every timer freed, every socket closed. */
