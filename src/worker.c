@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "admit.h"
 #include "clock.h"
@@ -206,6 +207,7 @@ struct worker *
 worker_new(struct event_base *base, unsigned id, struct worker_shared *sh,
     struct snapshot *snap, const struct listen_socket *socks, size_t n)
 {
+	pthread_condattr_t attr;
 	struct worker *w;
 	size_t i;
 
@@ -214,7 +216,12 @@ worker_new(struct event_base *base, unsigned id, struct worker_shared *sh,
 	w->id = id;
 	w->shared = sh;
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->served_cond, NULL);
+	/* Waited on with a deadline on the monotonic clock: a wall-clock
+	 * step must not stretch or cut a reload's wait. */
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->served_cond, &attr);
+	pthread_condattr_destroy(&attr);
 	if (base == NULL && (base = w->own_base = event_base_new()) == NULL)
 		goto fail;
 	w->ctx.base = base;
@@ -293,7 +300,7 @@ worker_wait_served(struct worker *w, uint64_t timeout_ms)
 	struct timespec until;
 	int rc = 0;
 
-	clock_gettime(CLOCK_REALTIME, &until);
+	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += (time_t)(timeout_ms / 1000);
 	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
 	if (until.tv_nsec >= 1000000000) {
