@@ -2,11 +2,13 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attempt.h"
+#include "csprng.h"
 #include "log.h"
 
 enum match {
@@ -160,7 +162,7 @@ attempt_plain_retry(struct attempt *a, uint64_t now)
 {
 	attempt_close(a);
 	a->plain_retry = 1;
-	a->id = (uint16_t)arc4random();
+	a->id = (uint16_t)csprng_u32();
 	attempt_write(a, 0);
 	metrics_add_shared(&a->st->edns_fallbacks, 1);
 	attempt_log(a, "FORMERR or NOTIMP to EDNS; asking again without it "
@@ -274,6 +276,9 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 		refuse(a, &counts->malformed, "a malformed response", now);
 		return;
 	}
+	/* The answer to this query came: nothing more is due on its
+	 * socket, whatever the attempt makes of it. */
+	a->answered = 1;
 	if (refuses_edns(a, &r)) {
 		msg_response_free(&r);
 		attempt_plain_retry(a, now);
@@ -293,24 +298,31 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 	msg_response_free(&r);
 }
 
+void
+attempt_init(struct attempt *a, const struct attempt_query *aq,
+    struct upstream *up, struct upstream_stats *st, size_t idx)
+{
+	memset(a, 0, offsetof(struct attempt, qname));
+	a->aq = aq;
+	a->up = up;
+	a->st = st;
+	a->idx = idx;
+	a->id = (uint16_t)csprng_u32();
+	memcpy(a->qname, aq->q.q.qname, aq->q.q.qname_len);
+	if (aq->randomize_case && upstream_echoes_case(up)) {
+		msg_name_randomize_case(a->qname, aq->q.q.qname_len);
+		a->cased = 1;
+	}
+}
+
 struct attempt *
 attempt_new(const struct attempt_query *aq, struct upstream *up,
     struct upstream_stats *st, size_t idx)
 {
 	struct attempt *a;
 
-	if ((a = calloc(1, sizeof(*a))) == NULL)
-		return NULL;
-	a->aq = aq;
-	a->up = up;
-	a->st = st;
-	a->idx = idx;
-	a->id = (uint16_t)arc4random();
-	memcpy(a->qname, aq->q.q.qname, aq->q.q.qname_len);
-	if (aq->randomize_case && upstream_echoes_case(up)) {
-		msg_name_randomize_case(a->qname, aq->q.q.qname_len);
-		a->cased = 1;
-	}
+	if ((a = malloc(sizeof(*a))) != NULL)
+		attempt_init(a, aq, up, st, idx);
 	return a;
 }
 
@@ -345,8 +357,9 @@ void
 attempt_close(struct attempt *a)
 {
 	if (a->conn != NULL)
-		a->aq->t->ops->close(a->conn);
+		a->aq->t->ops->close(a->conn, a->answered);
 	a->conn = NULL;
+	a->answered = 0;
 }
 
 void

@@ -1,6 +1,7 @@
 /* fetch.c: the fetches in flight: coalescing, waiters, retries, budgets. */
 #include "autoconf.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,10 +49,15 @@ struct fetch {
 	struct attempt		*attempts;	/* newest first */
 	struct transport_timer	*retry;		/* RTO of the newest attempt */
 	struct transport_timer	*deadline;
+	int			 n_timers;	/* made of the two */
 	uint64_t		 started;	/* ms */
 	TAILQ_HEAD(, fetch_waiter) waiters;
 	uint32_t		 n_waiters;
 	int			 claimed;	/* its key in ctx->index */
+	int			 first_used;	/* first holds an attempt */
+	struct attempt		 first;		/* that of most fetches */
+	/* The timers, order and dead: one allocation for the fetch. */
+	_Alignas(max_align_t) unsigned char mem[];
 };
 
 struct fetch_ctx {
@@ -121,20 +127,21 @@ fetch_free(struct fetch *f)
 
 	for (a = f->attempts; a != NULL; a = next) {
 		next = a->next;
-		attempt_free(a);
+		if (a == &f->first)
+			attempt_close(a);
+		else
+			attempt_free(a);
 	}
 	while ((w = fetch_take_waiter(f)) != NULL)
 		;
-	if (f->retry != NULL)
-		ops->timer_free(f->retry);
-	if (f->deadline != NULL)
-		ops->timer_free(f->deadline);
+	if (f->n_timers > 0)
+		ops->timer_fini(f->retry);
+	if (f->n_timers > 1)
+		ops->timer_fini(f->deadline);
 	if (f->kind == FETCH_LOOP_PROBE && f->n_order > 0)
 		upstream_loop_probe_end(f->order[0], f->aq.q.q.qname,
 		    f->aq.q.q.qname_len);
 	zone_table_unref(f->zones);
-	free(f->order);
-	free(f->dead);
 	free(f);
 }
 
@@ -168,7 +175,11 @@ fetch_fail_soon(struct fetch *f)
 static void
 deadline_cb(void *arg, uint64_t now)
 {
-	fetch_end(arg, FETCH_FAILED, NULL, now);
+	struct fetch *f = arg;
+
+	/* Waiting for another worker: look in the cache now, word or not. */
+	fetch_end(f, f->kind == FETCH_REMOTE ? FETCH_LANDED : FETCH_FAILED,
+	    NULL, now);
 }
 
 /* Tell the waiters of f of a timeout or failure (fetch_waiter.setback). */
@@ -241,7 +252,11 @@ fetch_send_to(struct fetch *f, size_t i, uint64_t now)
 	struct msg_question lq;
 	struct attempt *a;
 
-	if ((a = attempt_new(&f->aq, u, stats_of(f, u), i)) == NULL)
+	if (!f->first_used) {
+		a = &f->first;
+		attempt_init(a, &f->aq, u, stats_of(f, u), i);
+		f->first_used = 1;
+	} else if ((a = attempt_new(&f->aq, u, stats_of(f, u), i)) == NULL)
 		return -1;
 	a->next = f->attempts;
 	f->attempts = a;
@@ -319,6 +334,37 @@ retry_cb(void *arg, uint64_t now)
 }
 
 /*
+ * A fetch with room for n upstreams, its timers made: one allocation
+ * holding the fetch, its timers (each timer_size, rounded up to keep
+ * max_align_t), its order and its dead flags. NULL if out of memory.
+ */
+static struct fetch *
+fetch_alloc(struct fetch_ctx *ctx, size_t n)
+{
+	const struct transport_ops *ops = ctx->t->ops;
+	size_t ts = (ops->timer_size(ctx->t->env) + _Alignof(max_align_t) -
+	    1) & ~(_Alignof(max_align_t) - 1);
+	struct fetch *f;
+
+	if ((f = calloc(1, sizeof(*f) + 2 * ts + n * (sizeof(*f->order) +
+	    1))) == NULL)
+		return NULL;
+	f->ctx = ctx;
+	f->retry = (struct transport_timer *)(void *)f->mem;
+	f->deadline = (struct transport_timer *)(void *)(f->mem + ts);
+	f->order = (struct upstream **)(void *)(f->mem + 2 * ts);
+	f->dead = (uint8_t *)(f->order + n);
+	TAILQ_INIT(&f->waiters);
+	if (ops->timer_init(ctx->t->env, f->retry, retry_cb, f) == 0 &&
+	    ++f->n_timers == 1 &&
+	    ops->timer_init(ctx->t->env, f->deadline, deadline_cb, f) == 0 &&
+	    ++f->n_timers == 2)
+		return f;
+	fetch_free(f);
+	return NULL;
+}
+
+/*
  * A fetch of key through zone: to `only` if given (a probe), else to the
  * zone's upstreams in the order of its policy. Not yet sending.
  */
@@ -331,9 +377,8 @@ fetch_new(struct fetch_ctx *ctx, enum fetch_kind kind,
 	size_t n = only != NULL ? 1 : zone->n_upstreams;
 	struct fetch *f;
 
-	if ((f = calloc(1, sizeof(*f))) == NULL)
+	if ((f = fetch_alloc(ctx, n)) == NULL)
 		return NULL;
-	f->ctx = ctx;
 	f->kind = kind;
 	f->key = *key;
 	f->aq.t = ctx->t;
@@ -350,16 +395,6 @@ fetch_new(struct fetch_ctx *ctx, enum fetch_kind kind,
 	f->aq.arg = f;
 	f->zones = zone_table_ref(zones);
 	f->zone = zone;
-	TAILQ_INIT(&f->waiters);
-	f->order = calloc(n, sizeof(*f->order));
-	f->dead = calloc(n, 1);
-	f->retry = ops->timer_new(ctx->t->env, retry_cb, f);
-	f->deadline = ops->timer_new(ctx->t->env, deadline_cb, f);
-	if (f->order == NULL || f->dead == NULL || f->retry == NULL ||
-	    f->deadline == NULL) {
-		fetch_free(f);
-		return NULL;
-	}
 	if (only != NULL)
 		f->order[f->n_order++] = only;
 	else
@@ -404,12 +439,6 @@ table_add(struct fetch_ctx *ctx, struct fetch *f, uint64_t now)
 	f->started = now;
 }
 
-static void
-remote_deadline_cb(void *arg, uint64_t now)
-{
-	fetch_end(arg, FETCH_LANDED, NULL, now);
-}
-
 /*
  * Another worker resolves key, and will tell us when it ends: w waits
  * here for that, on a fetch that sends nothing, at most query-timeout
@@ -419,21 +448,16 @@ static int
 fetch_park(struct fetch_ctx *ctx, const struct cache_key *key, uint64_t now,
     struct fetch_waiter *w)
 {
-	const struct transport_ops *ops = ctx->t->ops;
 	struct fetch *f;
 
-	if ((f = calloc(1, sizeof(*f))) == NULL ||
-	    (f->deadline = ops->timer_new(ctx->t->env, remote_deadline_cb,
-	    f)) == NULL) {
-		free(f);
+	if ((f = fetch_alloc(ctx, 0)) == NULL) {
 		metrics_add(&ctx->stats.over_budget, 1);
 		return -1;
 	}
-	f->ctx = ctx;
 	f->kind = FETCH_REMOTE;
 	f->key = *key;
-	TAILQ_INIT(&f->waiters);
-	ops->timer_set(f->deadline, ctx->s.query_timeout + FETCH_REMOTE_SLACK);
+	ctx->t->ops->timer_set(f->deadline, ctx->s.query_timeout +
+	    FETCH_REMOTE_SLACK);
 	table_add(ctx, f, now);
 	return fetch_wait(ctx, f, w, 1);
 }

@@ -36,7 +36,20 @@ enum op {
 	OP_OPEN_FAILS,	/* opening a socket fails with errno n (0: works) */
 	OP_UPSTREAM,	/* upstream n's state is up, its failures in a row
 			 * fails */
-	OP_REFRESH	/* a refresh with no waiter: fetch_join returns n */
+	OP_REFRESH,	/* a refresh with no waiter: fetch_join returns n */
+	OP_SOCKET	/* the n-th query sent (from 0) is in state sock */
+};
+
+/*
+ * What became of a query's socket (transport.h): a UDP socket may carry
+ * another query only once the answer to its own came, ID and question
+ * matching, whatever its rcode; until then it stays open, and if the
+ * attempt ends first, it is closed with its port.
+ */
+enum sock {
+	S_OPEN,		/* listening */
+	S_REUSABLE,	/* closed, answered: free for another query */
+	S_CLOSED	/* closed unanswered: the socket goes */
 };
 
 enum reply {
@@ -80,6 +93,7 @@ struct step {
 						 * whose (a shared scenario) */
 	int			 own;		/* OP_ASK: fetch even if the
 						 * other worker has the key */
+	enum sock		 sock;		/* OP_SOCKET */
 };
 
 #define ASK(nm, result)	{ .op = OP_ASK, .name = nm, .n = result }
@@ -111,6 +125,7 @@ struct step {
 				    .n = result, .worker = wk }
 #define STATS_AT(wk, ...)	{ .op = OP_STATS, .worker = wk, \
 				    .st = { __VA_ARGS__ } }
+#define SOCKET(k, s)		{ .op = OP_SOCKET, .n = k, .sock = s }
 
 struct scenario {
 	const char	*what;
@@ -145,6 +160,8 @@ static const struct scenario scenarios[] = {
 		QUIET,
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 3),
+		SOCKET(0, S_REUSABLE),
+		SOCKET(1, S_OPEN),
 		STATS(.started = 2, .coalesced = 2, .inflight = 1),
 		REPLY(0, "b.example.", R_ANSWER),
 		DONE("b.example.", FETCH_ANSWER, 1),
@@ -163,6 +180,9 @@ static const struct scenario scenarios[] = {
 		/* upstream 0's late answer is as good as any */
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
+		/* upstream 1's answer may still come: its port closes */
+		SOCKET(0, S_REUSABLE),
+		SOCKET(1, S_CLOSED),
 	} },
 	{ .what = "SERVFAIL and REFUSED ask the next upstream at once; when "
 	    "every one failed, the fetch fails at the loop's next turn",
@@ -170,8 +190,10 @@ static const struct scenario scenarios[] = {
 		ASK("a.example.", 1),
 		SENT(0, "a.example."),
 		REPLY(0, "a.example.", R_SERVFAIL),
+		SOCKET(0, S_REUSABLE),
 		SENT(1, "a.example."),
 		REPLY(1, "a.example.", R_REFUSED),
+		SOCKET(1, S_REUSABLE),
 		QUIET,
 		PASS(0),
 		DONE("a.example.", FETCH_FAILED, 1),
@@ -190,6 +212,7 @@ static const struct scenario scenarios[] = {
 		SENT(0, "a.example."),
 		REPLY(0, "a.example.", R_TC),
 		SENT_TCP(0, "a.example."),
+		SOCKET(0, S_REUSABLE),
 		PASS(1000),
 		QUIET,
 		REPLY(0, "a.example.", R_ANSWER),
@@ -204,8 +227,11 @@ static const struct scenario scenarios[] = {
 		REPLY(0, "a.example.", R_CASE_FLIP),
 		QUIET,
 		STATS(.started = 1, .inflight = 1, .mismatched = 3),
+		/* none of them was its answer: it waits on */
+		SOCKET(0, S_OPEN),
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
+		SOCKET(0, S_REUSABLE),
 	} },
 	{ .what = "over UDP, a response larger than the payload size offered "
 	    "is dropped (RFC 6891 §6.2.3); the ID and question are read "
@@ -219,6 +245,7 @@ static const struct scenario scenarios[] = {
 		QUIET,
 		STATS(.started = 1, .inflight = 1, .mismatched = 1,
 		    .malformed = 1, .oversized = 1),
+		SOCKET(0, S_OPEN),
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
 	} },
@@ -263,8 +290,11 @@ static const struct scenario scenarios[] = {
 		REPLY(0, "a.example.", R_CASE_FLIP),
 		PASS(400),
 		SENT_PLAIN(0, "a.example."),
+		/* the answer in our case may yet come to the first */
+		SOCKET(0, S_CLOSED),
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
+		SOCKET(1, S_REUSABLE),
 	} },
 	/*
 	 * query-timeout 1 s: upstream 0 at 0 (RTO 400), upstream 1 at 400
@@ -346,6 +376,9 @@ static const struct scenario scenarios[] = {
 		QUIET,
 		PASS(1),
 		DONE("a.example.", FETCH_FAILED, 1),
+		SOCKET(0, S_CLOSED),
+		SOCKET(1, S_CLOSED),
+		SOCKET(2, S_CLOSED),
 	} },
 	{ .what = "max-inflight: a fetch more is refused until one ends",
 	    .max_inflight = 2, .zone_inflight = 10, .steps = {
@@ -779,6 +812,17 @@ ended(struct world *w, const struct step *st)
 }
 
 static void
+socket_is(struct world *w, const struct step *st)
+{
+	const struct transport_conn *c;
+
+	ck_assert_uint_lt((size_t)st->n, w->net.n_sent);
+	c = &w->net.sent[st->n];
+	ck_assert_int_eq(c->open ? S_OPEN : c->answered ? S_REUSABLE :
+	    S_CLOSED, st->sock);
+}
+
+static void
 upstream_is(struct world *w, const struct step *st)
 {
 	const struct upstream *u = zone_at(w->zones, 0)->upstreams[st->n];
@@ -844,6 +888,9 @@ START_TEST(scenario)
 			break;
 		case OP_UPSTREAM:
 			upstream_is(&w, st);
+			break;
+		case OP_SOCKET:
+			socket_is(&w, st);
 			break;
 		case OP_END:
 			break;
