@@ -154,7 +154,8 @@ upstream_reconfigure(struct upstream_registry *reg, uint32_t min_ms,
 	reg->timeout_max = max_ms;
 	for (u = reg->list; u != NULL; u = u->next) {
 		rtt_clamp(&u->rtt, min_ms, max_ms);
-		u->loop = u->loop_checked = 0;
+		u->loop = 0;
+		__atomic_store_n(&u->loop_checked, 0, __ATOMIC_RELAXED);
 	}
 	unlock(reg);
 }
@@ -420,9 +421,13 @@ upstream_loop_unchecked(struct upstream *u)
 {
 	int unchecked;
 
+	/* Every attempt asks; once checked, no lock: it is set under the
+	 * lock, cleared only by a reload. */
+	if (__atomic_load_n(&u->loop_checked, __ATOMIC_RELAXED))
+		return 0;
 	lock(u->reg);
 	unchecked = !u->loop_checked;
-	u->loop_checked = 1;
+	__atomic_store_n(&u->loop_checked, 1, __ATOMIC_RELAXED);
 	unlock(u->reg);
 	return unchecked;
 }
@@ -465,16 +470,17 @@ upstream_loop_probe_end(struct upstream *u, const uint8_t *qname,
 	free(p);
 }
 
-int
-upstream_loop_probe_seen(struct upstream_registry *reg, const uint8_t *qname,
+/* upstream_loop_probe_seen while some loop probe runs: apart, so that
+ * the fast path of every query sets up no frame for the folded name. */
+static int __attribute__((noinline))
+loop_probe_match(struct upstream_registry *reg, const uint8_t *qname,
     size_t qname_len)
 {
 	uint8_t folded[MSG_NAME_MAX];
 	struct loop_probe *p;
 	int seen = 0;
 
-	if (__atomic_load_n(&reg->n_loop_probes, __ATOMIC_RELAXED) == 0 ||
-	    qname_len > MSG_NAME_MAX)
+	if (qname_len > MSG_NAME_MAX)
 		return 0;
 	memcpy(folded, qname, qname_len);
 	msg_name_fold(folded, qname_len);
@@ -487,6 +493,15 @@ upstream_loop_probe_seen(struct upstream_registry *reg, const uint8_t *qname,
 		}
 	unlock(reg);
 	return seen;
+}
+
+int
+upstream_loop_probe_seen(struct upstream_registry *reg, const uint8_t *qname,
+    size_t qname_len)
+{
+	if (__atomic_load_n(&reg->n_loop_probes, __ATOMIC_RELAXED) == 0)
+		return 0;
+	return loop_probe_match(reg, qname, qname_len);
 }
 
 /* A stable 64-bit mix (SplitMix64 finaliser) of FNV-1a over the bytes. */
