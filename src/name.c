@@ -12,6 +12,10 @@
  * label type. */
 #define POINTER_BITS	0xc0
 #define POINTER_OFFSET	0x3fff
+/* A message's header (RFC 1035 §4.1.1) holds no name for a pointer to
+ * point to; and what is there changes on the way to a client (ID, flags,
+ * counts), so a name read through it would change with it. */
+#define HEADER_LEN	12
 
 long
 name_walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
@@ -34,7 +38,7 @@ name_walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
 				break;
 			target = wire_rd16(pkt + off) & POINTER_OFFSET;
 			/* Each jump lands strictly lower: no loop possible. */
-			if (target >= lowest)
+			if (target >= lowest || target < HEADER_LEN)
 				return -1;
 			lowest = off = target;
 			continue;

@@ -26,7 +26,8 @@ enum name_mode {
  * stops at the first pointer, so it cannot loop. NAME_VALIDATE and
  * NAME_UNPACK follow pointers that point strictly before every earlier
  * part of the name (RFC 1035 §4.1.4 "a prior occurrence"), so they cannot
- * loop either; NAME_UNPACK writes the name to out (NAME_WIRE_MAX octets,
+ * loop either, and past the header (its 12 octets hold no name, and are
+ * rewritten for each client); NAME_UNPACK writes the name to out (NAME_WIRE_MAX octets,
  * unused by the other modes, may be NULL). If name_len is not NULL it gets
  * the name's length in octets with the root label: the whole name, or in
  * NAME_SKIP mode the labels before its first pointer.

@@ -603,6 +603,13 @@ START_TEST(response_bad_records)
 		    "\xc0\0\2\1", 16 },
 		{ "owner pointing forward", "\xc0\x30\0\1\0\1\0\0\0\x3c\0\4"
 		    "\xc0\0\2\1", 16 },
+		/* Offset 11 is ARCOUNT's low octet, 0: read as a name, the
+		 * root; but a client gets another ARCOUNT (our OPT), so
+		 * another name (found by fuzz_response). */
+		{ "owner pointing into the header", "\xc0\x0b\0\1\0\1\0\0"
+		    "\0\x3c\0\4\xc0\0\2\1", 16 },
+		{ "CNAME target pointing into the header", "\xc0\x0c\0\5\0\1"
+		    "\0\0\0\x3c\0\4\1y\xc0\x0b", 16 },
 		{ "A of 3 octets", "\xc0\x0c\0\1\0\1\0\0\0\x3c\0\3"
 		    "\xc0\0\2", 15 },
 		{ "CNAME target past its rdata", "\xc0\x0c\0\5\0\1\0\0\0\x3c"
