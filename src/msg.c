@@ -144,27 +144,30 @@ read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
 	return (long)rr->end;
 }
 
-/* The name at off in rdata of rr decompresses and ends, in place, at or
- * before the rdata's end, which *next gets. */
+/* The name at off in rdata of rr decompresses (pointing only at earlier
+ * names, see name_validate_marked) and ends, in place, at or before the
+ * rdata's end, which *next gets. */
 static int
 rdata_name(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
-    size_t off, long *next)
+    size_t off, long *next, uint8_t *marks)
 {
-	*next = name_walk(pkt, len, off, NAME_VALIDATE, NULL, NULL);
+	*next = name_validate_marked(pkt, len, off, marks);
 	return *next != -1 && (size_t)*next <= rr->end ? 0 : -1;
 }
 
 /*
- * The names of rr decompress (no loops, no forward pointers) and, for the
- * types this cache reads or that carry names (RFC 1035 §3.3), the rdata
- * has exactly the layout of its type. Other types are opaque here.
+ * The names of rr decompress (no loops, no forward pointers, pointers
+ * only to earlier names: marks) and, for the types this cache reads or
+ * that carry names (RFC 1035 §3.3), the rdata has exactly the layout of
+ * its type. Other types are opaque here: no name may point into them.
  */
 static int
-rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
+rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
+    uint8_t *marks)
 {
 	long next;
 
-	if (name_walk(pkt, len, rr->offset, NAME_VALIDATE, NULL, NULL) == -1)
+	if (name_validate_marked(pkt, len, rr->offset, marks) == -1)
 		return 0;
 	if (rr->rclass != MSG_CLASS_IN)
 		return 1;	/* other classes lay rdata out their way */
@@ -177,17 +180,20 @@ rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
 	case MSG_TYPE_CNAME:
 	case MSG_TYPE_DNAME:
 	case MSG_TYPE_PTR:
-		return rdata_name(pkt, len, rr, rr->rdata_offset, &next) == 0 &&
-		    (size_t)next == rr->end;
+		return rdata_name(pkt, len, rr, rr->rdata_offset, &next,
+		    marks) == 0 && (size_t)next == rr->end;
 	case MSG_TYPE_MX:
 		return rr->rdlength > 2 && rdata_name(pkt, len, rr,
-		    rr->rdata_offset + 2, &next) == 0 && (size_t)next == rr->end;
+		    rr->rdata_offset + 2, &next, marks) == 0 &&
+		    (size_t)next == rr->end;
 	case MSG_TYPE_SRV:
 		return rr->rdlength > 6 && rdata_name(pkt, len, rr,
-		    rr->rdata_offset + 6, &next) == 0 && (size_t)next == rr->end;
+		    rr->rdata_offset + 6, &next, marks) == 0 &&
+		    (size_t)next == rr->end;
 	case MSG_TYPE_SOA:
-		return rdata_name(pkt, len, rr, rr->rdata_offset, &next) == 0 &&
-		    rdata_name(pkt, len, rr, (size_t)next, &next) == 0 &&
+		return rdata_name(pkt, len, rr, rr->rdata_offset, &next,
+		    marks) == 0 &&
+		    rdata_name(pkt, len, rr, (size_t)next, &next, marks) == 0 &&
 		    (size_t)next + 20 == rr->end;
 	default:
 		return 1;
@@ -366,6 +372,7 @@ msg_response_question(const uint8_t *pkt, size_t len, uint16_t *id,
 int
 msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 {
+	uint8_t marks[MSG_MAX_LEN / 8 + 1];	/* name_validate_marked's */
 	size_t total, i, sec_end[4];
 	long off;
 	int sec;
@@ -374,6 +381,8 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 	r->opt_index = r->soa_index = -1;
 	if ((off = msg_response_question(pkt, len, &r->id, &r->q)) == -1)
 		return -1;
+	memset(marks, 0, (len + 7) / 8);
+	(void)name_validate_marked(pkt, len, MSG_HEADER_LEN, marks);
 	r->pkt = pkt;
 	r->len = len;
 	r->flags = wire_rd16(pkt + 2);
@@ -394,7 +403,7 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 		while (i >= sec_end[sec])
 			sec++;
 		if ((off = read_rr(pkt, len, (size_t)off, &r->rrs[i])) == -1 ||
-		    !rr_valid(pkt, len, &r->rrs[i]))
+		    !rr_valid(pkt, len, &r->rrs[i], marks))
 			goto bad;
 		r->rrs[i].section = (uint8_t)sec;
 		if (r->rrs[i].type != MSG_TYPE_OPT)

@@ -17,9 +17,25 @@
  * counts), so a name read through it would change with it. */
 #define HEADER_LEN	12
 
-long
-name_walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
-    uint8_t *out, size_t *name_len)
+/* marks (or NULL): bit i set if a label of a name walked so far starts
+ * at offset i. */
+static int
+marked(const uint8_t *marks, size_t i)
+{
+	return marks == NULL || (marks[i / 8] & (1U << (i % 8))) != 0;
+}
+
+static void
+mark(uint8_t *marks, size_t i)
+{
+	if (marks != NULL)
+		marks[i / 8] |= (uint8_t)(1U << (i % 8));
+}
+
+/* name_walk, and with marks name_validate_marked's rule. */
+static long
+walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
+    uint8_t *out, size_t *name_len, uint8_t *marks)
 {
 	size_t n = 0, lowest = off, target;
 	long end = -1;
@@ -32,19 +48,25 @@ name_walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
 		if (c > LABEL_MAX) {
 			if ((c & POINTER_BITS) != POINTER_BITS || off + 2 > len)
 				return -1;
-			if (end == -1)
+			if (end == -1) {
+				/* a name in place, if only a pointer */
+				mark(marks, off);
 				end = (long)(off + 2);
+			}
 			if (mode == NAME_SKIP)
 				break;
 			target = wire_rd16(pkt + off) & POINTER_OFFSET;
 			/* Each jump lands strictly lower: no loop possible. */
-			if (target >= lowest || target < HEADER_LEN)
+			if (target >= lowest || target < HEADER_LEN ||
+			    !marked(marks, target))
 				return -1;
 			lowest = off = target;
 			continue;
 		}
 		if (n + c + 1 > NAME_WIRE_MAX || off + c + 1 > len)
 			return -1;
+		if (end == -1)
+			mark(marks, off);
 		if (mode == NAME_UNPACK)
 			memcpy(out + n, pkt + off, (size_t)c + 1);
 		n += (size_t)c + 1;
@@ -55,6 +77,20 @@ name_walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
 	if (name_len != NULL)
 		*name_len = n;
 	return end != -1 ? end : (long)off;
+}
+
+long
+name_walk(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
+    uint8_t *out, size_t *name_len)
+{
+	return walk(pkt, len, off, mode, out, name_len, NULL);
+}
+
+long
+name_validate_marked(const uint8_t *pkt, size_t len, size_t off,
+    uint8_t *marks)
+{
+	return walk(pkt, len, off, NAME_VALIDATE, NULL, NULL, marks);
 }
 
 int

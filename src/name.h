@@ -38,6 +38,21 @@ long	name_walk(const uint8_t *pkt, size_t len, size_t off,
 	    enum name_mode mode, uint8_t *out, size_t *name_len);
 
 /*
+ * name_validate_marked: name_walk in NAME_VALIDATE mode, for a message
+ * whose names are walked in order (question, then each record's owner
+ * and the names of its rdata): a pointer must land where a label of an
+ * earlier name starts, or its first pointer (RFC 1035 §4.1.4: "a prior
+ * occurance of the same name"), which marks records: a bitmap of
+ * (len + 7) / 8 octets, zero at the first name, bit i % 8 of octet i / 8
+ * for offset i; each label and the first pointer of this name in place
+ * are marked in it. So no name is read through a TTL
+ * or a header, which change on the way to a client, nor through bytes
+ * past the records, which are not passed on. Returns as name_walk.
+ */
+long	name_validate_marked(const uint8_t *pkt, size_t len, size_t off,
+	    uint8_t *marks);
+
+/*
  * name_unpack: the name at off in pkt (len octets) uncompressed into out
  * (NAME_WIRE_MAX octets): name_walk in NAME_UNPACK mode. Returns its
  * length in octets, or -1 as name_walk.
