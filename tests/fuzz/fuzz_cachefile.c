@@ -83,7 +83,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ck_assert(cachefile_read(world.ctx.cache, world.ctx.zones,
 		    out_path, NOW) >= 0);
 	}
-	fuzzworld_end(&world);
+	(void)fuzzworld_end(&world);
 	fuzzworld_empty_cache(&world);
 	return 0;
 }

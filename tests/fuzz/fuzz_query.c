@@ -67,8 +67,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		testnet_pass(&world->net, 60000);
 		(void)event_base_loop(world->ctx.base, EVLOOP_NONBLOCK);
 	}
-	fuzzworld_end(world);
-	fuzzworld_reset_cache(world);
+	if (fuzzworld_end(world))
+		fuzzworld_reset_cache(world);
 	ck_assert_int_eq(fc.held, 0);
 	return 0;
 }

@@ -210,7 +210,7 @@ fuzzworld_begin(struct fuzzworld *w, uint64_t now)
 	w->started = fetches_started(w);
 }
 
-void
+int
 fuzzworld_end(struct fuzzworld *w)
 {
 	/*
@@ -219,10 +219,12 @@ fuzzworld_end(struct fuzzworld *w)
 	 * for the next one. Making them for every input would cost more than
 	 * most inputs (the in-flight table is 4096 buckets).
 	 */
-	if (fetches_started(w) != w->started || w->net.n_sent > 0)
+	if (fetches_started(w) != w->started || w->net.n_sent > 0) {
 		routing_free(w);
-	else
-		query_cancel(&w->ctx);
+		return 1;
+	}
+	query_cancel(&w->ctx);
+	return 0;
 }
 
 /* What failed a check, for the one who reads libFuzzer's output. */

@@ -73,10 +73,11 @@ void	fuzzworld_init(struct fuzzworld *w, const char *conf);
  * what the next one finds but the cache. fuzzworld_end: every fetch
  * cancelled and every waiting query freed, as at shutdown; if the input
  * started a fetch, the upstreams, zones and fetches are freed, to be made
- * anew by the next fuzzworld_begin.
+ * anew by the next fuzzworld_begin, and 1 is returned (else 0): only
+ * then can the input have stored anything in the cache.
  */
 void	fuzzworld_begin(struct fuzzworld *w, uint64_t now);
-void	fuzzworld_end(struct fuzzworld *w);
+int	fuzzworld_end(struct fuzzworld *w);
 
 /*
  * fuzzworld_path: "w->dir/name" in buf (len octets). Returns buf.
