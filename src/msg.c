@@ -144,30 +144,30 @@ read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
 	return (long)rr->end;
 }
 
-/* The name at off in rdata of rr decompresses (pointing only at earlier
- * names, see name_validate_marked) and ends, in place, at or before the
- * rdata's end, which *next gets. */
+/* The name at off in rdata of rr decompresses (never through what
+ * rewritten marks, see name_validate_marked) and ends, in place, at or
+ * before the rdata's end, which *next gets. */
 static int
 rdata_name(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
-    size_t off, long *next, uint8_t *marks)
+    size_t off, long *next, const uint8_t *rewritten)
 {
-	*next = name_validate_marked(pkt, len, off, marks);
+	*next = name_validate_marked(pkt, len, off, rewritten);
 	return *next != -1 && (size_t)*next <= rr->end ? 0 : -1;
 }
 
 /*
- * The names of rr decompress (no loops, no forward pointers, pointers
- * only to earlier names: marks) and, for the types this cache reads or
+ * The names of rr decompress (no loops, no forward pointers, nothing read
+ * through what rewritten marks) and, for the types this cache reads or
  * that carry names (RFC 1035 §3.3), the rdata has exactly the layout of
- * its type. Other types are opaque here: no name may point into them.
+ * its type. Other types are opaque here.
  */
 static int
 rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
-    uint8_t *marks)
+    const uint8_t *rewritten)
 {
 	long next;
 
-	if (name_validate_marked(pkt, len, rr->offset, marks) == -1)
+	if (name_validate_marked(pkt, len, rr->offset, rewritten) == -1)
 		return 0;
 	if (rr->rclass != MSG_CLASS_IN)
 		return 1;	/* other classes lay rdata out their way */
@@ -181,23 +181,40 @@ rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
 	case MSG_TYPE_DNAME:
 	case MSG_TYPE_PTR:
 		return rdata_name(pkt, len, rr, rr->rdata_offset, &next,
-		    marks) == 0 && (size_t)next == rr->end;
+		    rewritten) == 0 && (size_t)next == rr->end;
 	case MSG_TYPE_MX:
 		return rr->rdlength > 2 && rdata_name(pkt, len, rr,
-		    rr->rdata_offset + 2, &next, marks) == 0 &&
+		    rr->rdata_offset + 2, &next, rewritten) == 0 &&
 		    (size_t)next == rr->end;
 	case MSG_TYPE_SRV:
 		return rr->rdlength > 6 && rdata_name(pkt, len, rr,
-		    rr->rdata_offset + 6, &next, marks) == 0 &&
+		    rr->rdata_offset + 6, &next, rewritten) == 0 &&
 		    (size_t)next == rr->end;
 	case MSG_TYPE_SOA:
 		return rdata_name(pkt, len, rr, rr->rdata_offset, &next,
-		    marks) == 0 &&
-		    rdata_name(pkt, len, rr, (size_t)next, &next, marks) == 0 &&
+		    rewritten) == 0 &&
+		    rdata_name(pkt, len, rr, (size_t)next, &next, rewritten) == 0 &&
 		    (size_t)next + 20 == rr->end;
 	default:
 		return 1;
 	}
+}
+
+/*
+ * What of rr an answer to a client has changed (its TTL, aged and capped;
+ * an OPT, ours instead), marked in rewritten for name_validate_marked.
+ */
+static void
+mark_rewritten(uint8_t *rewritten, const struct msg_rr *rr)
+{
+	size_t i, from = rr->ttl_offset, to = from + 4;
+
+	if (rr->type == MSG_TYPE_OPT) {
+		from = rr->offset;
+		to = rr->end;
+	}
+	for (i = from; i < to; i++)
+		rewritten[i / 8] |= (uint8_t)(1U << (i % 8));
 }
 
 /* Read an OPT RR (RFC 6891 §6.1.2) into *e; -1 if its owner is not root. */
@@ -372,7 +389,7 @@ msg_response_question(const uint8_t *pkt, size_t len, uint16_t *id,
 int
 msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 {
-	uint8_t marks[MSG_MAX_LEN / 8 + 1];	/* name_validate_marked's */
+	uint8_t rewritten[MSG_MAX_LEN / 8 + 1];	/* octets we change */
 	size_t total, i, sec_end[4];
 	long off;
 	int sec;
@@ -381,8 +398,7 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 	r->opt_index = r->soa_index = -1;
 	if ((off = msg_response_question(pkt, len, &r->id, &r->q)) == -1)
 		return -1;
-	memset(marks, 0, (len + 7) / 8);
-	(void)name_validate_marked(pkt, len, MSG_HEADER_LEN, marks);
+	memset(rewritten, 0, (len + 7) / 8);
 	r->pkt = pkt;
 	r->len = len;
 	r->flags = wire_rd16(pkt + 2);
@@ -402,8 +418,10 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 	for (i = 0, sec = 1; i < total; i++) {
 		while (i >= sec_end[sec])
 			sec++;
-		if ((off = read_rr(pkt, len, (size_t)off, &r->rrs[i])) == -1 ||
-		    !rr_valid(pkt, len, &r->rrs[i], marks))
+		if ((off = read_rr(pkt, len, (size_t)off, &r->rrs[i])) == -1)
+			goto bad;
+		mark_rewritten(rewritten, &r->rrs[i]);
+		if (!rr_valid(pkt, len, &r->rrs[i], rewritten))
 			goto bad;
 		r->rrs[i].section = (uint8_t)sec;
 		if (r->rrs[i].type != MSG_TYPE_OPT)

@@ -282,13 +282,15 @@ controls(void)
 		"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
 		"GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
 		"GET /upstreams?format=text HTTP/1.0\r\n\r\n",
-		"GET /explain?name=a.example&type=A HTTP/1.1\r\nHost: x\r\n\r\n",
+		"GET /explain?name=a.example&type=A HTTP/1.1\r\n"
+		    "Host: x\r\n\r\n",
 		"GET /explain?name=gw.lan&format=text HTTP/1.1\r\n\r\n",
 		"GET /explain?name=old.example&type=AAAA HTTP/1.1\r\n\r\n",
 		"GET /cache HTTP/1.1\r\nHost: x\r\n\r\n",
 		"POST /flush?name=a.example&type=A HTTP/1.1\r\n"
 		    "Content-Length: 0\r\n\r\n",
-		"POST /flush?zone=example HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+		"POST /flush?zone=example HTTP/1.1\r\n"
+		    "Content-Length: 0\r\n\r\n",
 		"POST /reload HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
 		    "POST /reload?format=text HTTP/1.1\r\n"
 		    "Content-Length: 0\r\n\r\n",

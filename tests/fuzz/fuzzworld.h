@@ -52,7 +52,7 @@ struct fuzzworld {
 	struct upstream_registry *reg;
 	struct query_ctx	 ctx;
 	char			 dir[64];	/* for files, removed at exit */
-	uint64_t		 started;	/* fetches, at fuzzworld_begin */
+	uint64_t		 started;	/* fetches at fuzzworld_begin */
 	struct fuzzseed		 seeds[FUZZWORLD_SEEDS];
 	size_t			 n_seeds;
 };

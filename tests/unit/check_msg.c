@@ -631,13 +631,13 @@ START_TEST(response_bad_records)
 END_TEST
 
 /*
- * A compression pointer must point at a prior occurrence of a name (RFC
- * 1035 §4.1.4): at a label of the question or of an earlier owner or
- * rdata name, never into other bytes, such as a TTL, which is rewritten
- * on the way to each client (aged, capped), or the rdata of a type we do
- * not read as names (found by fuzz_response: a name through a TTL octet
- * 0x2c, a label of 44 octets, ran past the records into trailing bytes
- * that are not passed on, and clients got a message they could not read).
+ * A compression pointer points at a prior occurrence of a name (RFC 1035
+ * §4.1.4), which lies wholly before the pointer, and never through what
+ * an answer to a client changes: a TTL (aged, capped) or the OPT record
+ * (ours instead). Found by fuzz_response: a name read through a TTL
+ * octet 0x2c, a label of 44 octets, ran on past the records into
+ * trailing octets that are not passed on, and clients got an answer
+ * they could not read.
  */
 START_TEST(response_pointers_to_names_only)
 {
@@ -662,7 +662,7 @@ START_TEST(response_pointers_to_names_only)
 		/* a pointer to a name that is a pointer is to a name */
 		{ "CNAME target at the first answer's owner, a pointer",
 		    "\xc0\x0c\0\5\0\1\0\0\0\x3c\0\2\xc0\x17", 1 },
-		{ "owner at its own rdata? no: forward",
+		{ "owner pointing forward",
 		    "\xc0\x2a\0\1\0\1\0\0\0\x3c\0\4\xc0\0\2\2", 0 },
 	};
 	uint8_t pkt[128];
@@ -680,9 +680,13 @@ START_TEST(response_pointers_to_names_only)
 }
 END_TEST
 
-/* A name may point into an earlier record's rdata name: glue whose owner
- * points at the NS target (as servers compress), but not into the rdata
- * of a type whose layout we do not read (RFC 3597 §4: opaque). */
+/*
+ * A name may point into an earlier record's rdata: glue whose owner
+ * points at the NS target, as servers compress, or into rdata we do not
+ * read as names (named points into a NAPTR's replacement); but what it
+ * points to must end before the pointer, and never run into the
+ * following records.
+ */
 START_TEST(response_pointers_into_rdata)
 {
 	/* Header: QR RD RA, 1 question, 1 authority, 1 additional; question
@@ -697,10 +701,15 @@ START_TEST(response_pointers_into_rdata)
 
 	ck_assert_int_eq(msg_response_parse(ns, sizeof(ns) - 1, &r), 0);
 	msg_response_free(&r);
-	/* The same as type 65280 (private use, opaque): refused. */
+	/* The same as type 65280 (private use, opaque): still a name. */
 	memcpy(pkt, ns, sizeof(ns));
 	pkt[21] = 0xff;
 	pkt[22] = 0x00;
+	ck_assert_int_eq(msg_response_parse(pkt, sizeof(ns) - 1, &r), 0);
+	msg_response_free(&r);
+	/* Its rdata "\6ns" + pointer instead: the label of 6 runs past the
+	 * rdata and into the owner that points at it. */
+	pkt[31] = 6;
 	ck_assert_int_eq(msg_response_parse(pkt, sizeof(ns) - 1, &r), -1);
 }
 END_TEST
