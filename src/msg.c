@@ -193,7 +193,8 @@ rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
 	case MSG_TYPE_SOA:
 		return rdata_name(pkt, len, rr, rr->rdata_offset, &next,
 		    rewritten) == 0 &&
-		    rdata_name(pkt, len, rr, (size_t)next, &next, rewritten) == 0 &&
+		    rdata_name(pkt, len, rr, (size_t)next, &next,
+		    rewritten) == 0 &&
 		    (size_t)next + 20 == rr->end;
 	default:
 		return 1;
