@@ -4,9 +4,9 @@
 #include <string.h>
 
 #include "localdata.h"
+#include "msg.h"
 #include "wire.h"
 
-#define RR_FIXED_LEN	10	/* type, class, TTL, rdlength */
 #define POINTER_MAX	0x3fff	/* the furthest a compression pointer
 				 * reaches (RFC 1035 §4.1.4) */
 
@@ -31,7 +31,7 @@ put_rrset(struct answer *a, size_t owner, const struct localzone_rrset *rs,
 
 	for (off = 0; off < rs->rdata_len; off += 2 + rdlen) {
 		rdlen = wire_rd16(rs->rdata + off);
-		if (a->len + 2 + RR_FIXED_LEN + rdlen > a->cap)
+		if (a->len + 2 + MSG_RR_FIXED_LEN + rdlen > a->cap)
 			break;
 		a->len += wire_wr16(a->wire + a->len, (uint16_t)(0xc000 |
 		    owner));

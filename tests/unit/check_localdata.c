@@ -11,6 +11,7 @@
 
 #include "check_main.h"
 #include "config.h"
+#include "localbuild.h"
 #include "localdata.h"
 #include "log.h"
 #include "parse.h"
@@ -38,7 +39,7 @@ table_set(const char *text)
 	ck_assert_str_eq(testutil_capture_end(&c), "");
 	testutil_capture_free(&c);
 	localzone_table_unref(table);
-	ck_assert_ptr_nonnull(table = localzone_table_new(&conf));
+	ck_assert_ptr_nonnull(table = localbuild_table(&conf));
 	config_free(&conf);
 }
 
