@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "fuzzworld.h"
+#include "localbuild.h"
 #include "localzone.h"
 #include "parse.h"
 #include "printconf.h"
@@ -72,7 +73,7 @@ build(const struct config *conf)
 	    conf->upstream_timeout_min, conf->upstream_timeout_max));
 	if ((zones = zone_table_new(reg, conf)) != NULL)
 		zone_table_unref(zones);
-	if ((local = localzone_table_new(conf)) != NULL)
+	if ((local = localbuild_table(conf)) != NULL)
 		localzone_table_unref(local);
 	upstream_registry_free(reg);
 }

@@ -14,6 +14,7 @@
 #include "cache.h"
 #include "fetch.h"
 #include "fuzzworld.h"
+#include "localbuild.h"
 #include "localzone.h"
 #include "log.h"
 #include "parse.h"
@@ -145,7 +146,7 @@ fuzzworld_init(struct fuzzworld *w, const char *conf)
 	w->ctx.conf = &w->conf;
 	ck_assert_ptr_nonnull(w->ctx.cache = cache_new(1 << 20, &lim));
 	ck_assert_ptr_nonnull(w->ctx.admit = admit_new(&w->conf));
-	ck_assert_ptr_nonnull(w->ctx.local = localzone_table_new(&w->conf));
+	ck_assert_ptr_nonnull(w->ctx.local = localbuild_table(&w->conf));
 	LIST_INIT(&w->ctx.answering);
 	TAILQ_INIT(&w->ctx.tcp_conns);
 }
