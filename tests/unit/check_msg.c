@@ -651,30 +651,32 @@ START_TEST(response_pointers_to_names_only)
 	static const struct {
 		const char	*what;
 		const char	*rr;
+		size_t		 len;
 		int		 ok;
 	} cases[] = {
 		{ "owner through the first answer's TTL",
-		    "\xc0\x1d\0\1\0\1\0\0\0\x3c\0\4\xc0\0\2\2", 0 },
+		    "\xc0\x1d\0\1\0\1\0\0\0\x3c\0\4\xc0\0\2\2", 16, 0 },
 		{ "owner at the question's label x.", "\xc0\x10\0\1\0\1\0\0"
-		    "\0\x3c\0\4\xc0\0\2\2", 1 },
+		    "\0\x3c\0\4\xc0\0\2\2", 16, 1 },
 		{ "CNAME target through the first answer's TTL",
-		    "\xc0\x0c\0\5\0\1\0\0\0\x3c\0\2\xc0\x1d", 0 },
+		    "\xc0\x0c\0\5\0\1\0\0\0\x3c\0\2\xc0\x1d", 14, 0 },
 		/* a pointer to a name that is a pointer is to a name */
 		{ "CNAME target at the first answer's owner, a pointer",
-		    "\xc0\x0c\0\5\0\1\0\0\0\x3c\0\2\xc0\x17", 1 },
+		    "\xc0\x0c\0\5\0\1\0\0\0\x3c\0\2\xc0\x17", 14, 1 },
 		{ "owner pointing forward",
-		    "\xc0\x2a\0\1\0\1\0\0\0\x3c\0\4\xc0\0\2\2", 0 },
+		    "\xc0\x2a\0\1\0\1\0\0\0\x3c\0\4\xc0\0\2\2", 16, 0 },
 	};
 	uint8_t pkt[128];
 	struct msg_response r;
 	size_t i, n = sizeof(head) - 1;
+	int ok;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		memcpy(pkt, head, n);
-		memcpy(pkt + n, cases[i].rr, 16);
-		ck_assert_msg((msg_response_parse(pkt, n + 16, &r) == 0) ==
-		    cases[i].ok, "%s: %s", cases[i].ok ? "refused" :
-		    "accepted", cases[i].what);
+		memcpy(pkt + n, cases[i].rr, cases[i].len);
+		ok = msg_response_parse(pkt, n + cases[i].len, &r) == 0;
+		ck_assert_msg(ok == cases[i].ok, "%s: %s", cases[i].ok ?
+		    "refused" : "accepted", cases[i].what);
 		msg_response_free(&r);
 	}
 }
