@@ -110,9 +110,10 @@ done:
 }
 
 /*
- * Whether rr can be served as local data: class IN only, and no meta type
- * (RFC 6895 §3.1: OPT, TKEY, TSIG, IXFR, AXFR, MAILB, MAILA, ANY), none
- * of which is data. Returns 0, or -1 after reporting why not.
+ * Whether rr can be served as local data: class IN only, and neither type
+ * 0 (reserved) nor a meta type (RFC 6895 §3.1: OPT, TKEY, TSIG, IXFR,
+ * AXFR, MAILB, MAILA, ANY), none of which is data. Returns 0, or -1 after
+ * reporting why not.
  */
 static int
 parselocal_rr_servable(struct lex *lex, const struct directive *d,
@@ -128,8 +129,8 @@ parselocal_rr_servable(struct lex *lex, const struct directive *d,
 		free(word);
 		return -1;
 	}
-	if (type == LDNS_RR_TYPE_OPT || (type >= LDNS_RR_TYPE_TKEY &&
-	    type <= LDNS_RR_TYPE_ANY)) {
+	if (type == 0 || type == LDNS_RR_TYPE_OPT ||
+	    (type >= LDNS_RR_TYPE_TKEY && type <= LDNS_RR_TYPE_ANY)) {
 		word = ldns_rr_type2str(type);
 		lex_error(lex, line, "%s: type %s is not data (RFC 6895 "
 		    "section 3.1)", d->name, word != NULL ? word : "?");
@@ -158,6 +159,33 @@ parselocal_rr_text(const ldns_rr *rr)
 	return text;
 }
 
+/*
+ * Whether text starts with an owner that ldns would read without an
+ * origin as something else: "@" (it would be the root) or a zone file
+ * directive such as $ORIGIN (a name "$ORIGIN." of type 0). Returns 0, or
+ * -1 after reporting it.
+ */
+static int
+parselocal_owner_ok(struct lex *lex, const struct directive *d, int line,
+    const char *text)
+{
+	size_t len;
+
+	text += strspn(text, " \t");
+	len = strcspn(text, " \t");
+	if (len == 1 && text[0] == '@') {
+		lex_error(lex, line, "%s: \"@\": there is no origin; give the "
+		    "record's name", d->name);
+		return -1;
+	}
+	if (text[0] == '$') {
+		lex_error(lex, line, "%s: \"%.*s\" is a zone file directive, "
+		    "not a record", d->name, (int)len, text);
+		return -1;
+	}
+	return 0;
+}
+
 /* `local-data "NAME [TTL] [CLASS] TYPE RDATA"`, read with ldns. */
 void
 parselocal_data(struct parse_run *run, const struct directive *d,
@@ -172,7 +200,8 @@ parselocal_data(struct parse_run *run, const struct directive *d,
 
 	(void)run;
 	memset(&ld, 0, sizeof(ld));
-	if (!directive_nargs(d, st, 1, what))
+	if (!directive_nargs(d, st, 1, what) ||
+	    parselocal_owner_ok(lex, d, line, st->args[0].text) == -1)
 		return;
 	/* No origin: every name is absolute (RFC 1035 §5.1's default TTL
 	 * aside, ldns's 3600 s when none is given). */

@@ -721,6 +721,17 @@ static const struct error_case {
 	  "resource record: Syntax error, could not parse the RR's rdata\n" },
 	{ "local-data \"www.example. 300 CH TXT \\\"x\\\"\"\n",
 	  "x.conf:1: local-data: class CH is not IN\n" },
+	/* ldns, without an origin, reads "@" as the root and $ORIGIN as a
+	 * name "$ORIGIN." of type 0 (reserved, RFC 6895 §3.1) */
+	{ "local-data \"@ A 192.0.2.1\"\n",
+	  "x.conf:1: local-data: \"@\": there is no origin; give the record's "
+	  "name\n" },
+	{ "local-data \" $ORIGIN example.\"\n",
+	  "x.conf:1: local-data: \"$ORIGIN\" is a zone file directive, not a "
+	  "record\n" },
+	{ "local-data \"x.example. TYPE0 \\# 0\"\n",
+	  "x.conf:1: local-data: type TYPE0 is not data (RFC 6895 section "
+	  "3.1)\n" },
 	/* RFC 2181 §10.1: a CNAME and nothing else at its name, whichever
 	 * comes first; one CNAME at most. */
 	{ "local-data \"x.example. CNAME y.example.\"\n"
