@@ -25,7 +25,9 @@
 #include "clock.h"
 #include "control.h"
 #include "fuzzworld.h"
-#include "localzone.h"
+#include "localbuild.h"
+#include "parse.h"
+#include "snapshot.h"
 #include "report.h"
 #include "upstream.h"
 #include "worker.h"
@@ -44,7 +46,7 @@ int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct {
 	struct fuzzworld	 w;
 	struct upstream_registry *reg;
-	struct zone_table	*zones;
+	struct worker_shared	 sh;
 	struct worker		*worker;
 	struct control		*control;
 	struct sockaddr_un	 sun;
@@ -73,7 +75,12 @@ int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct control_limits lim = { 16, 16 };
+	struct localzone_table *local;
+	struct zone_table *zones;
+	struct snapshot *snap;
+	struct config conf;
 	struct report r;
+	char path[128];
 	int fd;
 
 	(void)argc;
@@ -82,15 +89,24 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	fuzzworld_seed_cache(&d.w, clock_now_ms());
 	ck_assert_ptr_nonnull(d.reg = upstream_registry_new(
 	    d.w.conf.upstream_timeout_min, d.w.conf.upstream_timeout_max));
-	ck_assert_ptr_nonnull(d.zones = zone_table_new(d.reg, &d.w.conf));
-	ck_assert_ptr_nonnull(d.worker = worker_new(d.w.ctx.base, &d.w.conf,
-	    d.zones, d.w.ctx.local, d.w.ctx.cache, NULL, 0));
+	/* The worker's own configuration, as main makes a snapshot of it. */
+	fuzzworld_path(&d.w, "dnsdamper.conf", path, sizeof(path));
+	ck_assert_int_eq(parse_load(path, &conf, stderr), 0);
+	ck_assert_ptr_nonnull(zones = zone_table_new(d.reg, &conf));
+	ck_assert_ptr_nonnull(local = localbuild_table(&conf));
+	ck_assert_ptr_nonnull(snap = snapshot_new(&conf, zones, local));
+	d.sh.cache = d.w.ctx.cache;
+	d.sh.ratelimit = d.w.rl;
+	ck_assert_ptr_nonnull(d.worker = worker_new(d.w.ctx.base, 0, &d.sh,
+	    snap, NULL, 0));
+	snapshot_unref(snap);		/* the worker's reference stays */
 	d.sun.sun_family = AF_UNIX;
 	fuzzworld_path(&d.w, "control", d.sun.sun_path,
 	    sizeof(d.sun.sun_path));
 	ck_assert((fd = control_open_unix(d.sun.sun_path, 0600,
 	    (gid_t)-1)) != -1);
-	r.worker = d.worker;
+	r.workers = &d.worker;
+	r.n_workers = 1;
 	r.cache = d.w.ctx.cache;
 	r.upstreams = d.reg;
 	r.start_time = 1700000000;

@@ -50,6 +50,8 @@ struct fuzzworld {
 	struct testnet		 net;
 	struct config		 conf;
 	struct upstream_registry *reg;
+	struct ratelimit	*rl;		/* what admit asks */
+	uint64_t		 tcp_open;	/* ctx's count of TCP clients */
 	struct query_ctx	 ctx;
 	char			 dir[64];	/* for files, removed at exit */
 	uint64_t		 started;	/* fetches at fuzzworld_begin */

@@ -70,7 +70,10 @@ def _sleep_until_wall(fraction, after):
 
 
 @pytest.mark.timeout_s(30)
-def test_restart_restores_entries_aged(dnsdamper, bind, new_bind, tmp_path):
+# saved by one worker thread and restored by two, and the other way round
+@pytest.mark.parametrize("before, after", [(1, 2), (2, 1)])
+def test_restart_restores_entries_aged(dnsdamper, bind, new_bind, tmp_path,
+                                       before, after):
     """Stop, about 2.8 s of wall-clock time, start: the second daemon
     answers kept.ops-cachefile.test and an NXDOMAIN from the file, named
     is not asked, and each TTL is the original less the whole seconds
@@ -85,7 +88,7 @@ def test_restart_restores_entries_aged(dnsdamper, bind, new_bind, tmp_path):
     TTLs a second too high."""
     c = new_bind("cachefile", {ZONE: F_ZONE})
     path = tmp_path / "cache.dump"
-    d1 = _daemon(dnsdamper, bind, c, path)
+    d1 = _daemon(dnsdamper, bind, c, path, [f"threads {before}"])
     assert "warning: cache-file" not in d1.stderr()  # missing: no error
     # stored at N.3 s, saved at (N+1).02, restored at (N+3).85, asked
     # just after: 3.6 s old, of which 2.8 s between save and restore
@@ -105,7 +108,7 @@ def test_restart_restores_entries_aged(dnsdamper, bind, new_bind, tmp_path):
     saved = path.read_bytes()
     _sleep_until_wall(0.85, after=2.0)
     mark = c.mark()
-    d2 = _daemon(dnsdamper, bind, c, path)
+    d2 = _daemon(dnsdamper, bind, c, path, [f"threads {after}"])
     assert _restored(d2, path) == entries
     assert path.read_bytes() == saved, "the file was rewritten when read"
 

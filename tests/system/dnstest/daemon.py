@@ -6,7 +6,8 @@ reloaded with SIGHUP; stopped with SIGTERM by PID. Every config it gets has
 a `forward .` with explicit loopback upstreams and a resolv-conf that names
 only loopback, so it never reads /etc/resolv.conf nor sends anywhere else,
 and `hosts-file none` unless the test gives hosts-file lines, so that the
-machine's /etc/hosts never answers for a test.
+machine's /etc/hosts never answers for a test. It runs two worker
+threads (`threads 2`) unless the test's lines say otherwise.
 """
 
 import os
@@ -96,9 +97,13 @@ def config_text(listen_port, forwards, resolv_conf, extra=()):
     # machine's /etc/hosts (the daemon's default), and under root no
     # privilege drop, unless the test says otherwise.
     given = {l.split()[0] for l in extra if l.strip()}
+    # Two worker threads, unless the test says otherwise (`threads 1`
+    # for what one thread alone shows exactly, such as one worker's
+    # eviction order at tcp-clients).
     defaults = [("control", f"control {state / 'control.sock'}"),
                 ("cache-file", "cache-file none"),
-                ("hosts-file", "hosts-file none")]
+                ("hosts-file", "hosts-file none"),
+                ("threads", "threads 2")]
     if os.geteuid() == 0:
         defaults.append(("user", "user root"))
     lines += [line for name, line in defaults if name not in given]
