@@ -99,6 +99,9 @@ log_sink_syslog(enum log_level level, const char *msg)
 	syslog(log_priority(level), "%s", msg);
 }
 
+static void	log_vwrite(enum log_level, const char *, const char *,
+		    va_list) __attribute__((format(printf, 3, 0)));
+
 static void
 log_vwrite(enum log_level level, const char *errstr, const char *fmt,
     va_list ap)
