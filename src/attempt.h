@@ -80,6 +80,9 @@ struct attempt {
 	int			 edns;		/* the query has an OPT */
 	int			 plain_retry;	/* asked again without OPT
 						 * after FORMERR or NOTIMP */
+	int			 answered_failure; /* it ended with an answer
+						 * that is a failure (SERVFAIL,
+						 * REFUSED...), not silence */
 	int			 case_only;	/* the name came back only in
 						 * another case: the upstream's
 						 * doing, or forged */

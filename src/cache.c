@@ -28,6 +28,10 @@ struct cache_entry {
 	uint64_t		 expire;	/* ms */
 	uint32_t		 ttl;		/* seconds, lifetime when stored */
 	uint64_t		 refresh_failed; /* ms; 0: no failure since */
+	uint32_t		 jitter;	/* random, drawn when stored:
+						 * low half the prefetch point,
+						 * high half the recheck's */
+	int			 asked;		/* a client asked for it */
 	struct msg_template	 tmpl;
 	/* struct msg_ttl_slot[n_ttls] and the wire follow */
 };
@@ -280,6 +284,7 @@ entry_alloc(const struct msg_response *r)
 	e->tmpl.n_ttls = (uint16_t)n;
 	e->tmpl.rcode = r->rcode & 0xf;
 	e->tmpl.ad = (r->flags & MSG_FLAG_AD) != 0;
+	e->jitter = arc4random();
 	return e;
 }
 
@@ -302,6 +307,12 @@ enum cache_kind
 cache_entry_kind(const struct cache_entry *e)
 {
 	return e->kind;
+}
+
+void
+cache_entry_set_asked(struct cache_entry *e)
+{
+	e->asked = 1;
 }
 
 static size_t
@@ -330,6 +341,16 @@ cache_entry_free(struct cache_entry *e)
 	free(e);
 }
 
+/* A new answer replaces the old, and keeps knowing whether a client
+ * asked for it (for SRV target prefetch). */
+static int
+answer_replace(const void *old, void *new)
+{
+	((struct cache_entry *)new)->asked |=
+	    ((const struct cache_entry *)old)->asked;
+	return 1;
+}
+
 int
 cache_insert(struct cache *c, const struct cache_key *key,
     struct cache_entry *e)
@@ -339,12 +360,12 @@ cache_insert(struct cache *c, const struct cache_key *key,
 		return -1;
 	}
 	return lruhash_insert(c->table, key->hash, key->data, key->len, e,
-	    entry_size(e), NULL);
+	    entry_size(e), answer_replace);
 }
 
 /* A failure may only displace another failure (RFC 9520 §3.2). */
 static int
-failure_may_replace(const void *old, const void *new)
+failure_may_replace(const void *old, void *new)
 {
 	(void)new;
 	return ((const struct cache_entry *)old)->kind == CACHE_FAILURE;
@@ -397,6 +418,7 @@ cache_refresh_failed(struct cache *c, const struct cache_key *key,
 		return;
 	e->kind = CACHE_FAILURE;
 	e->stored = now;
+	e->jitter = arc4random();
 	e->ttl = c->lim.failure_ttl;
 	e->expire = now + (uint64_t)e->ttl * 1000;
 	lruhash_insert(c->table, key->hash, key->data, key->len, e,
@@ -424,6 +446,19 @@ stale_answer(const struct lookup_arg *a, const struct cache_entry *e)
 	return msg_write_answer(&e->tmpl, a->q, &rule, &opts, a->out, a->cap);
 }
 
+/*
+ * RFC 8767 §5's failure recheck timer of e, in ms: stale-refresh-interval
+ * times a factor uniform in [3/4, 5/4), drawn when e was stored, so that
+ * names that failed together are not retried together.
+ */
+static uint64_t
+recheck_ms(const struct cache *c, const struct cache_entry *e)
+{
+	uint64_t ms = (uint64_t)c->lim.stale_refresh_interval * 1000;
+
+	return ms * 3 / 4 + (ms / 2 * (e->jitter >> 16) >> 16);
+}
+
 static enum lruhash_verdict
 lookup_visit(const void *key, size_t keylen, void *value, void *arg)
 {
@@ -440,11 +475,16 @@ lookup_visit(const void *key, size_t keylen, void *value, void *arg)
 	res->refresh_failed = e->refresh_failed != 0;
 	res->failed_at = e->refresh_failed;
 	res->expired_at = e->expire;
-	res->may_refresh = e->refresh_failed == 0 || a->now >=
-	    e->refresh_failed + (uint64_t)a->c->lim.stale_refresh_interval *
-	    1000;
+	res->may_refresh = e->refresh_failed == 0 ||
+	    a->now >= e->refresh_failed + recheck_ms(a->c, e);
+	res->prefetch_point = (uint16_t)e->jitter;
+	/* A client's lookup writes an answer; a peek does not. */
+	if (a->out != NULL)
+		e->asked = 1;
+	res->asked = e->asked;
 	if (e->kind == CACHE_FAILURE) {
 		res->state = CACHE_FAILED;
+		res->failed_at = e->stored;
 		return LRUHASH_KEEP;
 	}
 	if (a->now < e->expire) {

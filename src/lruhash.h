@@ -30,9 +30,10 @@ typedef void (*lruhash_free_fn)(void *value);
 
 /*
  * Decides whether new should replace old on insert of an existing key
- * (1: replace, 0: keep old and free new). Called with the shard locked.
+ * (1: replace, 0: keep old and free new), and may carry what old knew
+ * into new, which is the caller's value. Called with the shard locked.
  */
-typedef int (*lruhash_replace_fn)(const void *old, const void *new);
+typedef int (*lruhash_replace_fn)(const void *old, void *new);
 
 struct lruhash_stats {
 	uint64_t	entries;

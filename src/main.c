@@ -241,6 +241,8 @@ reload(struct daemon *d, struct evbuffer *errors)
 	cache_set_limits(d->cache, &lim);
 	upstream_reconfigure(d->upstreams, conf.upstream_timeout_min,
 	    conf.upstream_timeout_max);
+	upstream_budget_set(d->upstreams, conf.retry_budget,
+	    conf.retry_budget_min);
 	zone_table_unref(d->zones);
 	d->zones = routing.new;
 	localzone_table_unref(d->local);
@@ -508,6 +510,8 @@ start(struct daemon *d)
 		log_err("start-up");
 		return -1;
 	}
+	upstream_budget_set(d->upstreams, d->conf.retry_budget,
+	    d->conf.retry_budget_min);
 	if (d->cache_file != NULL)
 		(void)cachefile_read(d->cache, d->zones, d->cache_file,
 		    clock_now_ms());

@@ -137,6 +137,11 @@ const struct parse_directive parse_top[] = {
 	    1, 1000000),
 	PARSE_NUM("max-waiters", PARSE_NUMBER, VALUE_UNIT_NONE, max_waiters,
 	    1, 1000000),
+	/* Percent of first queries; 0 with retry-budget-min 0: no retries. */
+	PARSE_NUM("retry-budget", PARSE_NUMBER, VALUE_UNIT_NONE, retry_budget,
+	    0, 100),
+	PARSE_NUM("retry-budget-min", PARSE_NUMBER, VALUE_UNIT_NONE,
+	    retry_budget_min, 0, 100000),
 	/* 0: off. */
 	PARSE_NUM("ratelimit", PARSE_NUMBER, VALUE_UNIT_NONE, ratelimit,
 	    0, 1000000),

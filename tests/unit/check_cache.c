@@ -397,11 +397,12 @@ START_TEST(stale_refresh_failure)
 	ldns_pkt_free(lookup_stale(&fx, T0 + 130000, &res));
 	ck_assert(res.refresh_failed);
 	ck_assert(!res.may_refresh);
-	/* stale-refresh-interval 30 s later, a refresh may be tried again,
-	 * and the failure is still known. */
-	ldns_pkt_free(lookup_stale(&fx, T0 + 159999, &res));
+	/* stale-refresh-interval (30 s) times [3/4, 5/4) later, a refresh
+	 * may be tried again, and the failure is still known: not before
+	 * 22.5 s, always by 37.5 s (the spread is recheck_spread's). */
+	ldns_pkt_free(lookup_stale(&fx, T0 + 130000 + 22499, &res));
 	ck_assert(!res.may_refresh);
-	ldns_pkt_free(lookup_stale(&fx, T0 + 160000, &res));
+	ldns_pkt_free(lookup_stale(&fx, T0 + 130000 + 37500, &res));
 	ck_assert(res.may_refresh);
 	ck_assert(res.refresh_failed);
 	/* A successful refresh replaces it and forgets the failure. */
@@ -410,6 +411,120 @@ START_TEST(stale_refresh_failure)
 	    "an|nx.example. 60 IN A 192.0.2.9", NULL), "nx.example.",
 	    LDNS_RR_TYPE_A);
 	ldns_pkt_free(lookup(&fx, T0 + 1000, CACHE_FRESH));
+	fx_fini(&fx);
+}
+END_TEST
+
+/* The first instant (ms after T0) at which fx's entry may be refreshed:
+ * its failure recheck time, found by bisection in [lo, hi]. */
+static uint64_t
+first_refresh(struct fixture *fx, uint64_t lo, uint64_t hi)
+{
+	struct cache_result res;
+	uint64_t mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		cache_lookup(fx->c, &fx->key, &fx->q, NULL, T0 + mid, NULL, 0,
+		    &res);
+		ck_assert_int_eq(res.state, CACHE_STALE);
+		if (res.may_refresh)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * No two hosts in step: 1,000 names stored at T0 (TTL 10 s), their
+ * refreshes all failed at T0 + 20 s. Each one's prefetch point (drawn
+ * when stored) is uniform in [0, 65536): each tenth holds 100 of them
+ * (sd 9.5; bounds 4 sd out). Each one's failure recheck (RFC 8767 §5) is
+ * stale-refresh-interval (30 s) times a factor uniform in [3/4, 5/4):
+ * at 42.5 s to 57.5 s after T0, each 1.5 s tenth of that holding 100.
+ */
+START_TEST(recheck_and_prefetch_spread)
+{
+	unsigned points[10] = { 0 }, rechecks[10] = { 0 };
+	struct cache_limits lim = limits;
+	struct cache_result res;
+	struct fixture fx;
+	char name[32], rr[64];
+	uint64_t at;
+	int i;
+
+	lim.stale_max_age = 86400;
+	fx_init(&fx, &lim);
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "n%d.example.", i);
+		snprintf(rr, sizeof(rr), "an|%s 10 IN A 192.0.2.1", name);
+		store(&fx, testpkt_response(name, LDNS_RR_TYPE_A, 0, 0, rr,
+		    NULL), name, LDNS_RR_TYPE_A);
+		cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0, NULL, 0, &res);
+		points[res.prefetch_point / 6554]++;
+		cache_refresh_failed(fx.c, &fx.key, T0 + 20000);
+		at = first_refresh(&fx, 20000, 60000);
+		ck_assert_uint_ge(at, 20000 + 22500);
+		ck_assert_uint_lt(at, 20000 + 37500);
+		rechecks[(at - 42500) / 1500]++;
+		testpkt_free(&fx.qpkt);
+	}
+	for (i = 0; i < 10; i++) {
+		ck_assert_uint_ge(points[i], 60);
+		ck_assert_uint_le(points[i], 140);
+		ck_assert_uint_ge(rechecks[i], 60);
+		ck_assert_uint_le(rechecks[i], 140);
+	}
+	cache_free(fx.c);
+}
+END_TEST
+
+/*
+ * Whether a client asked for an entry (SRV target prefetch fetches only
+ * those): a lookup that writes an answer is a client's and marks it; a
+ * peek does not; an entry made for waiting clients is marked; the mark
+ * stays across the entries that replace it.
+ */
+START_TEST(asked_by_clients)
+{
+	static const char *a = "an|t.example. 300 IN A 192.0.2.1";
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct cache_result res;
+	struct msg_response r;
+	struct cache_entry *e;
+	struct testpkt resp;
+	struct fixture fx;
+
+	fx_init(&fx, &limits);
+	store(&fx, testpkt_response("t.example.", LDNS_RR_TYPE_A, 0, 0, a,
+	    NULL), "t.example.", LDNS_RR_TYPE_A);
+	cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0, NULL, 0, &res);
+	ck_assert(!res.asked);
+	cache_lookup(fx.c, &fx.key, &fx.q, &opts, T0, out, sizeof(out), &res);
+	ck_assert(res.asked);
+	/* A prefetch's entry replaces it, and inherits the mark. */
+	resp = testpkt_response("t.example.", LDNS_RR_TYPE_A, 0, 0, a, NULL);
+	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
+	ck_assert_ptr_nonnull(e = cache_entry_new(fx.c, &r, T0 + 1000));
+	ck_assert_int_eq(cache_insert(fx.c, &fx.key, e), 0);
+	cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0 + 1000, NULL, 0, &res);
+	ck_assert(res.asked);
+	/* Flushed, then made for a waiting client: marked. */
+	cache_flush(fx.c, NULL, 0, 0, 0);
+	ck_assert_ptr_nonnull(e = cache_entry_new(fx.c, &r, T0 + 2000));
+	cache_entry_set_asked(e);
+	ck_assert_int_eq(cache_insert(fx.c, &fx.key, e), 0);
+	cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0 + 2000, NULL, 0, &res);
+	ck_assert(res.asked);
+	/* Flushed, then made for the cache alone: not. */
+	cache_flush(fx.c, NULL, 0, 0, 0);
+	ck_assert_ptr_nonnull(e = cache_entry_new(fx.c, &r, T0 + 3000));
+	ck_assert_int_eq(cache_insert(fx.c, &fx.key, e), 0);
+	cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0 + 3000, NULL, 0, &res);
+	ck_assert(!res.asked);
+	msg_response_free(&r);
+	testpkt_free(&resp);
 	fx_fini(&fx);
 }
 END_TEST
@@ -772,6 +887,8 @@ cache_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, positive_countdown);
+	tcase_add_test(tc, recheck_and_prefetch_spread);
+	tcase_add_test(tc, asked_by_clients);
 	tcase_add_test(tc, cname_chain_each_ttl);
 	tcase_add_test(tc, ttl_bounds);
 	tcase_add_test(tc, nxdomain_soa_ttl_below);

@@ -76,7 +76,7 @@ START_TEST(insert_lookup_replace)
 END_TEST
 
 static int
-never(const void *old, const void *new)
+never(const void *old, void *new)
 {
 	(void)old;
 	(void)new;
