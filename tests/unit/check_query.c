@@ -7,6 +7,7 @@
 #include "autoconf.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -138,14 +139,18 @@ world_free(struct world *w)
 }
 
 /*
- * Client id asks a.example. A over UDP; the status query_handle gives,
- * with the rcode of an answer given at once in *rcode.
+ * Client id asks name A over UDP; the status query_handle gives, with the
+ * rcode of an answer given at once in *rcode and, if stale is not NULL,
+ * in *stale whether that answer was stale (its TTL the stale-answer-ttl,
+ * 30 s, where the zone's is 300).
  */
 static enum query_status
-ask(struct world *w, uint16_t id, unsigned *rcode)
+ask_name(struct world *w, const char *name, uint16_t id, unsigned *rcode,
+    int *stale)
 {
-	struct testpkt t = testpkt_query("a.example.", LDNS_RR_TYPE_A, LDNS_RD,
-	    1232, 0);
+	struct testpkt t = testpkt_query(name, LDNS_RR_TYPE_A, LDNS_RD, 1232,
+	    0);
+	ldns_pkt *p;
 	struct client c;
 	uint8_t out[QUERY_ANSWER_MAX];
 	enum query_status st;
@@ -160,21 +165,48 @@ ask(struct world *w, uint16_t id, unsigned *rcode)
 	    sizeof(out), &len);
 	if (st == QUERY_ANSWERED)
 		*rcode = MSG_RCODE(wire_rd16(out + 2));
+	if (st == QUERY_ANSWERED && stale != NULL) {
+		p = testpkt_parse(out, len);
+		*stale = ldns_pkt_ancount(p) > 0 &&
+		    testpkt_ttl(p, LDNS_SECTION_ANSWER, 0) == 30;
+		ldns_pkt_free(p);
+	}
 	testpkt_free(&t);
 	return st;
+}
+
+static enum query_status
+ask(struct world *w, uint16_t id, unsigned *rcode)
+{
+	return ask_name(w, "a.example.", id, rcode, NULL);
+}
+
+/*
+ * The upstream answers query i of those sent, for name: A 192.0.2.1,
+ * TTL 300, or with rcode (no records) if it is not NOERROR.
+ */
+static void
+upstream_replies(struct world *w, size_t i, const char *name, int rcode)
+{
+	char rr[128];
+	struct testpkt t;
+
+	snprintf(rr, sizeof(rr), "an|%s 300 IN A 192.0.2.1", name);
+	t = rcode != 0 ? testpkt_response(name, LDNS_RR_TYPE_A,
+	    (ldns_pkt_rcode)rcode, 1232, NULL) : testpkt_response(name,
+	    LDNS_RR_TYPE_A, 0, 1232, rr, NULL);
+	ck_assert_uint_lt(i, w->net.n_sent);
+	memcpy(t.wire, w->net.sent[i].msg, 2);		/* its ID */
+	testnet_deliver(&w->net.sent[i], t.wire, t.len);
+	testpkt_free(&t);
 }
 
 /* The upstream answers the one query sent: A 192.0.2.1, TTL 300. */
 static void
 upstream_answers(struct world *w)
 {
-	struct testpkt t = testpkt_response("a.example.", LDNS_RR_TYPE_A, 0,
-	    1232, "an|a.example. 300 IN A 192.0.2.1", NULL);
-
 	ck_assert_uint_eq(w->net.n_sent, 1);
-	memcpy(t.wire, w->net.sent[0].msg, 2);		/* its ID */
-	testnet_deliver(&w->net.sent[0], t.wire, t.len);
-	testpkt_free(&t);
+	upstream_replies(w, 0, "a.example.", 0);
 }
 
 /*
@@ -277,6 +309,89 @@ START_TEST(max_waiters_servfail_at_once)
 }
 END_TEST
 
+/*
+ * RFC 9520: a.example.'s resolution fails by query-timeout (2 s: at
+ * 400 ms, then 1200 ms, the lone upstream's timeouts, and no answer), and
+ * the failure is cached for failure-ttl (5 s): a query 1 ms later is
+ * answered SERVFAIL at once, with nothing sent. The upstream then answers
+ * b.example.: the failure is over before its 5 s, and a.example. is
+ * resolved again.
+ */
+START_TEST(cached_failure_ends_with_any_answer)
+{
+	struct world w;
+	unsigned rcode;
+	size_t sent;
+
+	world_new(&w, 1000);
+	ck_assert_int_eq(ask(&w, 1, &rcode), QUERY_PENDING);
+	testnet_pass(&w.net, 2000);
+	ck_assert_uint_eq(got.rcode[1], MSG_RCODE_SERVFAIL + 1);
+	sent = w.net.n_sent;
+	ck_assert_uint_eq(sent, 3);
+	testnet_pass(&w.net, 1);
+	ck_assert_int_eq(ask(&w, 2, &rcode), QUERY_ANSWERED);
+	ck_assert_uint_eq(rcode, MSG_RCODE_SERVFAIL);
+	ck_assert_uint_eq(w.net.n_sent, sent);
+	ck_assert_int_eq(ask_name(&w, "b.example.", 3, &rcode, NULL),
+	    QUERY_PENDING);
+	upstream_replies(&w, sent, "b.example.", 0);
+	ck_assert_uint_eq(got.rcode[3], MSG_RCODE_NOERROR + 1);
+	testnet_pass(&w.net, 1);
+	ck_assert_int_eq(ask(&w, 4, &rcode), QUERY_PENDING);
+	ck_assert_uint_eq(w.net.n_sent, sent + 2);
+	upstream_replies(&w, sent + 1, "a.example.", 0);
+	ck_assert_uint_eq(got.rcode[4], MSG_RCODE_NOERROR + 1);
+	world_free(&w);
+}
+END_TEST
+
+/*
+ * RFC 8767 §5: a.example. (TTL 300) expired; its refresh meets SERVFAIL
+ * three times (the lone upstream asked again twice) and fails: the client
+ * that waited gets the stale answer, and within its failure recheck time
+ * (stale-refresh-interval 30 s times [3/4, 5/4)) the next query is
+ * answered stale at once, nothing sent. Then the upstream answers
+ * b.example.: a good answer for any name ends the wait, and the next
+ * query of a.example. waits for a refresh, which is sent.
+ */
+START_TEST(stale_ends_with_any_answer)
+{
+	struct world w;
+	unsigned rcode;
+	size_t sent;
+	int stale;
+
+	world_new(&w, 1000);
+	ck_assert_int_eq(ask(&w, 1, &rcode), QUERY_PENDING);
+	upstream_answers(&w);
+	testnet_pass(&w.net, 300000);
+	ck_assert_int_eq(ask(&w, 2, &rcode), QUERY_PENDING);
+	upstream_replies(&w, 1, "a.example.", LDNS_RCODE_SERVFAIL);
+	upstream_replies(&w, 2, "a.example.", LDNS_RCODE_SERVFAIL);
+	ck_assert_uint_eq(got.rcode[2], 0);
+	upstream_replies(&w, 3, "a.example.", LDNS_RCODE_SERVFAIL);
+	testnet_pass(&w.net, 0);
+	ck_assert_uint_eq(got.rcode[2], MSG_RCODE_NOERROR + 1);
+	sent = w.net.n_sent;
+	ck_assert_uint_eq(sent, 4);
+	testnet_pass(&w.net, 22499);
+	ck_assert_int_eq(ask_name(&w, "a.example.", 3, &rcode, &stale),
+	    QUERY_ANSWERED);
+	ck_assert(stale);
+	ck_assert_uint_eq(w.net.n_sent, sent);
+	ck_assert_int_eq(ask_name(&w, "b.example.", 4, &rcode, NULL),
+	    QUERY_PENDING);
+	upstream_replies(&w, sent, "b.example.", 0);
+	testnet_pass(&w.net, 1);
+	ck_assert_int_eq(ask(&w, 5, &rcode), QUERY_PENDING);
+	ck_assert_uint_eq(w.net.n_sent, sent + 2);
+	upstream_replies(&w, sent + 1, "a.example.", 0);
+	ck_assert_uint_eq(got.rcode[5], MSG_RCODE_NOERROR + 1);
+	world_free(&w);
+}
+END_TEST
+
 static Suite *
 query_suite(void)
 {
@@ -286,6 +401,8 @@ query_suite(void)
 	tcase_add_test(tc, waiters_answered_over_turns);
 	tcase_add_test(tc, failure_answered_over_turns);
 	tcase_add_test(tc, max_waiters_servfail_at_once);
+	tcase_add_test(tc, cached_failure_ends_with_any_answer);
+	tcase_add_test(tc, stale_ends_with_any_answer);
 	suite_add_tcase(s, tc);
 	return s;
 }
