@@ -182,22 +182,28 @@ count_failure(struct upstream *u, int silent, uint64_t now)
 	    "it", u->name, u->fails);
 }
 
-void
-upstream_failed(struct upstream *u, const struct msg_question *q,
+/* A failure for question q (NULL: a probe's own), silent or not. */
+static void
+failed(struct upstream *u, const struct msg_question *q, int silent,
     uint64_t now)
 {
 	if (q != NULL)
 		u->failed_q = *q;
-	count_failure(u, 1, now);
+	count_failure(u, silent, now);
+}
+
+void
+upstream_failed(struct upstream *u, const struct msg_question *q,
+    uint64_t now)
+{
+	failed(u, q, 1, now);
 }
 
 void
 upstream_answered_failure(struct upstream *u, const struct msg_question *q,
     uint64_t now)
 {
-	if (q != NULL)
-		u->failed_q = *q;
-	count_failure(u, 0, now);
+	failed(u, q, 0, now);
 }
 
 void
