@@ -32,6 +32,8 @@ struct cache_entry {
 						 * low half the prefetch point,
 						 * high half the recheck's */
 	int			 asked;		/* a client asked for it */
+	int			 after_failure;	/* it replaced an entry whose
+						 * refresh had failed */
 	struct msg_template	 tmpl;
 	/* struct msg_ttl_slot[n_ttls] and the wire follow */
 };
@@ -341,13 +343,19 @@ cache_entry_free(struct cache_entry *e)
 	free(e);
 }
 
-/* A new answer replaces the old, and keeps knowing whether a client
- * asked for it (for SRV target prefetch). */
+/*
+ * A new answer replaces the old, and keeps knowing whether a client asked
+ * for it (for SRV target prefetch) and whether it ends a failed refresh
+ * (an outage's end: see cache_result.after_failure).
+ */
 static int
 answer_replace(const void *old, void *new)
 {
-	((struct cache_entry *)new)->asked |=
-	    ((const struct cache_entry *)old)->asked;
+	const struct cache_entry *o = old;
+	struct cache_entry *n = new;
+
+	n->asked |= o->asked;
+	n->after_failure = o->refresh_failed != 0;
 	return 1;
 }
 
@@ -478,6 +486,7 @@ lookup_visit(const void *key, size_t keylen, void *value, void *arg)
 	res->may_refresh = e->refresh_failed == 0 ||
 	    a->now >= e->refresh_failed + recheck_ms(a->c, e);
 	res->prefetch_point = (uint16_t)e->jitter;
+	res->after_failure = e->after_failure;
 	/* A client's lookup writes an answer; a peek does not. */
 	if (a->out != NULL)
 		e->asked = 1;

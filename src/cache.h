@@ -163,6 +163,8 @@ struct cache_result {
 						 * due, drawn when stored */
 	int			asked;		/* a client asked for it, this
 						 * entry or one it replaced */
+	int			after_failure;	/* it replaced an entry whose
+						 * last refresh had failed */
 };
 
 /*

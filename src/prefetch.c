@@ -34,6 +34,10 @@ prefetch_point(const struct zone *zone, const struct cache_result *res)
 {
 	uint64_t window = prefetch_window(zone, res->ttl), lead = 0;
 
+	/* The first life after an outage: over half of it (see .h). */
+	if (res->after_failure)
+		window = (uint64_t)res->ttl * 500;
+
 	if (zone != NULL)
 		lead = WINDOW_RTOS * (uint64_t)upstream_best_rto(
 		    zone->upstreams, zone->n_upstreams);

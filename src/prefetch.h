@@ -46,7 +46,12 @@ int	prefetch_may_be_due(const struct cache_result *res);
  * refresh needs to land, WINDOW_RTOS; the whole window if that is less).
  * The first client query past that point refreshes it: hosts that stored
  * a name at the same time refresh it at different times, not at the first
- * query inside the window.
+ * query inside the window. An entry that ended a failed refresh
+ * (res->after_failure: an outage is over, and every host refreshed its
+ * names in the same few seconds) has its point drawn over the last half
+ * of its life instead, once: its next refresh comes up to half a lifetime
+ * early, which puts the names that came back together out of step for
+ * good at the cost of one early refresh each.
  */
 uint64_t prefetch_point(const struct zone *zone,
 	    const struct cache_result *res);

@@ -484,7 +484,8 @@ END_TEST
  * Whether a client asked for an entry (SRV target prefetch fetches only
  * those): a lookup that writes an answer is a client's and marks it; a
  * peek does not; an entry made for waiting clients is marked; the mark
- * stays across the entries that replace it.
+ * stays across the entries that replace it. And whether an entry ended a
+ * failed refresh (its next prefetch point is drawn wider, once).
  */
 START_TEST(asked_by_clients)
 {
@@ -503,13 +504,21 @@ START_TEST(asked_by_clients)
 	ck_assert(!res.asked);
 	cache_lookup(fx.c, &fx.key, &fx.q, &opts, T0, out, sizeof(out), &res);
 	ck_assert(res.asked);
-	/* A prefetch's entry replaces it, and inherits the mark. */
+	ck_assert(!res.after_failure);
+	/* Its refresh fails; a prefetch's entry replaces it, inherits the
+	 * mark, and is known to end a failure; the next one is not. */
+	cache_refresh_failed(fx.c, &fx.key, T0 + 500);
 	resp = testpkt_response("t.example.", LDNS_RR_TYPE_A, 0, 0, a, NULL);
 	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
 	ck_assert_ptr_nonnull(e = cache_entry_new(fx.c, &r, T0 + 1000));
 	ck_assert_int_eq(cache_insert(fx.c, &fx.key, e), 0);
 	cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0 + 1000, NULL, 0, &res);
 	ck_assert(res.asked);
+	ck_assert(res.after_failure);
+	ck_assert_ptr_nonnull(e = cache_entry_new(fx.c, &r, T0 + 1500));
+	ck_assert_int_eq(cache_insert(fx.c, &fx.key, e), 0);
+	cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0 + 1500, NULL, 0, &res);
+	ck_assert(!res.after_failure);
 	/* Flushed, then made for a waiting client: marked. */
 	cache_flush(fx.c, NULL, 0, 0, 0);
 	ck_assert_ptr_nonnull(e = cache_entry_new(fx.c, &r, T0 + 2000));

@@ -74,6 +74,16 @@ due(const struct zone *z, uint32_t ttl, uint64_t left, uint16_t point)
 }
 
 static int
+due_after_failure(const struct zone *z, uint32_t ttl, uint64_t left,
+    uint16_t point)
+{
+	struct cache_result res = fresh(ttl, left, point, 1);
+
+	res.after_failure = 1;
+	return prefetch_due(&res, z);
+}
+
+static int
 target_due(const struct zone *z, uint32_t ttl, uint64_t left, int asked)
 {
 	struct cache_result res = fresh(ttl, left, 0, asked);
@@ -145,6 +155,13 @@ START_TEST(due_at_exact_instants)
 	ck_assert_int_eq(due(NULL, 300, 0, 0), 1);
 	ck_assert_int_eq(due(NULL, 300, 15000, 32768), 1);
 	ck_assert_int_eq(due(NULL, 300, 15001, 32768), 0);
+	/* The first life after a failed refresh: the point is drawn over
+	 * the last half of it, 150 s, its lead as before: 8 s + 142 s *
+	 * point / 65536, 79 s for 32768. */
+	ck_assert_int_eq(due_after_failure(z, 300, 79001, 32768), 0);
+	ck_assert_int_eq(due_after_failure(z, 300, 79000, 32768), 1);
+	ck_assert_int_eq(due_after_failure(z, 300, 8000, 0), 1);
+	ck_assert_int_eq(due_after_failure(z, 300, 8001, 0), 0);
 	/* The zone-free test passes up to half the life (150 s) and no more. */
 	ck_assert_int_eq(may_be_due(300, 150000), 1);
 	ck_assert_int_eq(due(z, 300, 150000, 65535), 0);
