@@ -3,8 +3,13 @@
  * forward zone's upstreams, one attempt (attempt.h) at a time in the
  * order of the zone's policy: the next upstream is asked when the newest
  * attempt's timeout (its RTO, RFC 6298) passes, while the earlier ones
- * keep listening, or when an attempt fails (SERVFAIL, REFUSED, ...); at
- * most 8 sends (each a socket), all within a deadline (query-timeout).
+ * keep listening, or when an attempt fails (SERVFAIL, REFUSED, ...; the
+ * last upstream left is asked again twice when it answered so); at most 8
+ * sends (each a socket), all within a deadline (query-timeout). Every
+ * send beyond the first is within the registry's retry and hedge budget
+ * (upstream_budget_extra), and none goes out while every upstream of the
+ * zone is down; an upstream that answers again after silence has the
+ * resolutions still waiting on it ask it again at once.
  * Identical keys in flight share one fetch; each client waiting on it is
  * a fetch_waiter. Fetches are bounded by max-inflight and by each zone's
  * budget, the waiters of one fetch by max-waiters. Down upstreams and
