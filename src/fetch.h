@@ -4,7 +4,7 @@
  * order of the zone's policy: the next upstream is asked when the newest
  * attempt's timeout (its RTO, RFC 6298) passes, while the earlier ones
  * keep listening, or when an attempt fails (SERVFAIL, REFUSED, ...; the
- * last upstream left is asked again twice when it answered so); at most 8
+ * last upstream left is asked again 4 times when it answered so); at most 8
  * sends (each a socket), all within a deadline (query-timeout). Every
  * send beyond the first is within the registry's retry and hedge budget
  * (upstream_budget_extra), and none goes out while every upstream of the

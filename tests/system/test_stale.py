@@ -263,12 +263,14 @@ SF_PAUSE = 0.25                 # s between rounds: ~2 s of queries
 
 
 @pytest.mark.parametrize("serve_stale", ["yes", "no"])
-def test_servfail_30_percent_never_reaches_a_cached_name(
+def test_servfail_80_percent_never_reaches_a_cached_name(
         new_bind, faultproxy, dnsdamper, bind, serve_stale):
     """With serve-stale yes, no cached name is ever answered SERVFAIL while
-    30 % of the upstream queries get SERVFAIL (seeded, so repeatable): a
+    80 % of the upstream queries get SERVFAIL (seeded, so repeatable): a
     failed refresh falls back to the stale entry (RFC 8767 §4). With
-    serve-stale no (the negative control) some of them are."""
+    serve-stale no (the negative control) some of them are. (At 30 % the
+    retries of the lone upstream, 5 tries in all, almost always find an
+    answer: see test_flaky.py; at 80 % a third of the refreshes fail.)"""
     ns = new_bind("sf", {"sf.test": SF_ZONE})
     fp = faultproxy(ns, seed=30)
     d = dnsdamper([Forward("sf.test", [fp]), Forward(".", [bind])],
@@ -284,8 +286,8 @@ def test_servfail_30_percent_never_reaches_a_cached_name(
         assert query.addresses(r) == {f"192.0.2.{100 + i}"}, r.text()
     # 2. let them all expire (TTL 2 s after the last was stored)
     time.sleep(max(0.0, r.received + SF_TTL + 0.3 - time.monotonic()))
-    # 3. 30 % SERVFAIL from now on; ask every name, round after round
-    fp.set(servfail=0.3)
+    # 3. 80 % SERVFAIL from now on; ask every name, round after round
+    fp.set(servfail=0.8)
     rcodes, stale_answers, wrong = [], 0, []
     for _ in range(SF_ROUNDS):
         for i, name in enumerate(SF_NAMES):
@@ -340,13 +342,13 @@ def test_failed_refresh_is_not_retried_within_stale_refresh_interval(
     time.sleep(max(0.0, r.received + ttl + 0.3 - time.monotonic()))
 
     # the refresh fails: the upstream answers SERVFAIL, to the query and
-    # to the two retries the lone upstream gets (flaky is not down), and
+    # to the 4 retries the lone upstream gets (flaky is not down), and
     # the client, which was waiting for it, gets the stale answer
     fp.set(servfail=1.0)
     r = query.udp(d.port, "x.sr.test", timeout=1.5 + 5)
     assert query.addresses(r) == {"192.0.2.21"}, r.text()
     stale.assert_stale(r, STALE_TTL)
-    assert fp.stats()["servfail"] == 3
+    assert fp.stats()["servfail"] == 5
     failed_by = r.received
 
     # within the interval: stale at once, and the upstream is not asked

@@ -153,11 +153,11 @@ static const struct scenario scenarios[] = {
 	} },
 	/*
 	 * Flaky is not down: an upstream that answers SERVFAIL or REFUSED is
-	 * left for the next; the last one left is asked again, twice
+	 * left for the next; the last one left is asked again, 4 times
 	 * (FETCH_SAME_RETRIES), before the fetch fails.
 	 */
 	{ .what = "SERVFAIL and REFUSED ask the next upstream at once, the "
-	    "last one left twice more; when every one failed, the fetch "
+	    "last one left 4 times more; when every one failed, the fetch "
 	    "fails at the loop's next turn", .steps = {
 		ASK("a.example.", 1),
 		SENT(0, "a.example."),
@@ -168,11 +168,15 @@ static const struct scenario scenarios[] = {
 		REPLY(1, "a.example.", R_SERVFAIL),
 		SENT(1, "a.example."),
 		REPLY(1, "a.example.", R_REFUSED),
+		SENT(1, "a.example."),
+		REPLY(1, "a.example.", R_SERVFAIL),
+		SENT(1, "a.example."),
+		REPLY(1, "a.example.", R_REFUSED),
 		QUIET,
 		PASS(0),
 		DONE("a.example.", FETCH_FAILED, 1),
 		/* answers that are failures: alive, not down */
-		UPSTREAM(1, .down = 0, .fails = 3),
+		UPSTREAM(1, .down = 0, .fails = 5),
 	} },
 	{ .what = "a lone upstream's SERVFAIL is asked again at once: flaky "
 	    "is not down", .one_upstream = 1, .steps = {
