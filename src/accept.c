@@ -22,6 +22,9 @@ static void
 accept_error_cb(struct evconnlistener *l, void *arg)
 {
 	static const struct timeval pause = { ACCEPT_PAUSE_SEC, 0 };
+	/* Static: out of descriptors is the host's trouble, one warning a
+	 * minute for the whole process, whichever listener meets it; and
+	 * libevent gives this callback nothing of ours to keep it in. */
 	static struct log_limit said;
 	int err = errno;
 	uint64_t held;
@@ -33,7 +36,7 @@ accept_error_cb(struct evconnlistener *l, void *arg)
 	if (event_base_once(evconnlistener_get_base(l), -1, EV_TIMEOUT,
 	    resume_cb, l, &pause) == -1)
 		evconnlistener_enable(l);
-	if (log_limit_due(&said, clock_now_ms(), 60000, &held))
+	if (log_limit_due(&said, clock_now_ms(), LOG_LIMIT_MINUTE, &held))
 		log_warnx("accept: %s; pausing for %d s (and %llu more pauses "
 		    "since the last such message)", strerror(err),
 		    ACCEPT_PAUSE_SEC, (unsigned long long)held);

@@ -95,6 +95,8 @@ attempt_error(void *arg, const char *why, uint64_t now)
 static void
 send_failed(struct attempt *a, uint64_t now)
 {
+	/* Static: one warning a minute for the whole process, whichever
+	 * fetch meets the host's trouble. */
 	static struct log_limit said;
 	int err = errno;
 	uint64_t held;
@@ -105,7 +107,7 @@ send_failed(struct attempt *a, uint64_t now)
 		return;
 	}
 	a->aq->counts->local++;
-	if (log_limit_due(&said, now, 60000, &held))
+	if (log_limit_due(&said, now, LOG_LIMIT_MINUTE, &held))
 		log_warnx("upstream %s: query not sent: %s; not counted against "
 		    "it (and %llu more since the last such message)",
 		    a->up->name, strerror(err), (unsigned long long)held);

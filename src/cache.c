@@ -6,9 +6,9 @@
 
 #include "cache.h"
 #include "name.h"
+#include "wire.h"
 
-/* A key: the folded qname, then qtype, qclass and one octet of bits. */
-#define KEY_TAIL		5
+/* The bits of a key's last octet. */
 #define KEY_DO			1
 #define KEY_CD			2
 
@@ -87,12 +87,10 @@ cache_key_make(const struct cache *c, const struct msg_question *q,
 
 	memcpy(key->data, q->qname, n);
 	msg_name_fold(key->data, n);
-	key->data[n] = q->qtype >> 8;
-	key->data[n + 1] = q->qtype & 0xff;
-	key->data[n + 2] = q->qclass >> 8;
-	key->data[n + 3] = q->qclass & 0xff;
+	wire_wr16(key->data + n, q->qtype);
+	wire_wr16(key->data + n + 2, q->qclass);
 	key->data[n + 4] = (do_bit ? KEY_DO : 0) | (cd_bit ? KEY_CD : 0);
-	key->len = n + KEY_TAIL;
+	key->len = n + CACHE_KEY_TAIL;
 	key->hash = lruhash_hash(c->table, key->data, key->len);
 }
 
@@ -100,31 +98,31 @@ cache_key_make(const struct cache *c, const struct msg_question *q,
 static uint16_t
 key_qtype(const uint8_t *key, size_t qlen)
 {
-	return (uint16_t)(key[qlen] << 8 | key[qlen + 1]);
+	return wire_rd16(key + qlen);
 }
 
 const uint8_t *
 cache_key_qname(const struct cache_key *key, size_t *len)
 {
-	*len = key->len - KEY_TAIL;
+	*len = key->len - CACHE_KEY_TAIL;
 	return key->data;
 }
 
 uint16_t
 cache_key_qtype(const struct cache_key *key)
 {
-	return key_qtype(key->data, key->len - KEY_TAIL);
+	return key_qtype(key->data, key->len - CACHE_KEY_TAIL);
 }
 
 void
 cache_key_question(const struct cache_key *key, struct msg_question *q)
 {
-	size_t n = key->len - KEY_TAIL;
+	size_t n = key->len - CACHE_KEY_TAIL;
 
 	memcpy(q->qname, key->data, n);
 	q->qname_len = (uint8_t)n;
 	q->qtype = key_qtype(key->data, n);
-	q->qclass = (uint16_t)(key->data[n + 2] << 8 | key->data[n + 3]);
+	q->qclass = wire_rd16(key->data + n + 2);
 }
 
 int
@@ -279,9 +277,9 @@ entry_alloc(const struct msg_response *r)
 	memcpy(e->tmpl.counts, (uint16_t[4]){ 0, (uint16_t)r->counts[1],
 	    (uint16_t)r->counts[2], (uint16_t)(r->counts[3] -
 	    (r->opt_index != -1)) }, sizeof(e->tmpl.counts));
-	/* Without the OPT, the stored message must count one RR less. */
-	wire[10] = (uint8_t)(e->tmpl.counts[MSG_SECTION_ADDITIONAL] >> 8);
-	wire[11] = (uint8_t)e->tmpl.counts[MSG_SECTION_ADDITIONAL];
+	/* Without the OPT, the stored message must count one RR less in
+	 * ARCOUNT, the header's last field (RFC 1035 §4.1.1). */
+	wire_wr16(wire + 10, e->tmpl.counts[MSG_SECTION_ADDITIONAL]);
 	e->tmpl.ttls = slots;
 	e->tmpl.n_ttls = (uint16_t)n;
 	e->tmpl.rcode = r->rcode & 0xf;
@@ -598,7 +596,7 @@ flush_visit(const void *key, size_t keylen, void *value, void *arg)
 {
 	const uint8_t *k = key;
 	struct flush_arg *a = arg;
-	size_t qlen = keylen - KEY_TAIL;
+	size_t qlen = keylen - CACHE_KEY_TAIL;
 
 	(void)value;
 	if (a->keep != NULL)
@@ -644,9 +642,9 @@ cache_key_load(const struct cache *c, const uint8_t *raw, size_t len,
 	uint8_t name[MSG_NAME_MAX];
 
 	/* Starting at 0, no compression pointer can be followed. */
-	if (len <= KEY_TAIL || len > CACHE_KEY_MAX ||
-	    name_unpack(raw, len - KEY_TAIL, 0, name) !=
-	    (int)(len - KEY_TAIL))
+	if (len <= CACHE_KEY_TAIL || len > CACHE_KEY_MAX ||
+	    name_unpack(raw, len - CACHE_KEY_TAIL, 0, name) !=
+	    (int)(len - CACHE_KEY_TAIL))
 		return -1;
 	memcpy(key->data, raw, len);
 	key->len = len;

@@ -13,8 +13,9 @@
 #include "lruhash.h"
 #include "msg.h"
 
-/* qname (folded) + qtype + qclass + one octet of DO and CD bits. */
-#define CACHE_KEY_MAX	(MSG_NAME_MAX + 5)
+/* qname (folded), then qtype, qclass and one octet of DO and CD bits. */
+#define CACHE_KEY_TAIL	(MSG_QTYPE_QCLASS_LEN + 1)
+#define CACHE_KEY_MAX	(MSG_NAME_MAX + CACHE_KEY_TAIL)
 
 struct cache_key {
 	uint8_t		data[CACHE_KEY_MAX];
@@ -109,7 +110,7 @@ void	cache_entry_set_asked(struct cache_entry *e);
  * cache_entry_answer: write e's answer to q into out (capacity cap) as of
  * now: TTLs decremented by the whole seconds since it was stored, floored
  * at 0; see msg_write_answer for flags, OPT and truncation. Returns the
- * length written.
+ * length written, or 0 if cap is below MSG_ERROR_MAX_LEN.
  */
 size_t	cache_entry_answer(const struct cache_entry *e,
 	    const struct msg_query *q, const struct msg_reply_opts *opts,

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "fnv.h"
 #include "log.h"
+#include "wire.h"
 
 /*
  * Format, all integers big-endian:
@@ -181,10 +182,7 @@ cachefile_write(struct cache *c, struct zone_table *zones, const char *path,
 		cache_walk_slice(c, i, now, write_record, &w);
 	len = evbuffer_get_length(w.b);
 	all = evbuffer_pullup(w.b, -1);
-	all[HEADER_LEN - 4] = (uint8_t)(w.count >> 24);
-	all[HEADER_LEN - 3] = (uint8_t)(w.count >> 16);
-	all[HEADER_LEN - 2] = (uint8_t)(w.count >> 8);
-	all[HEADER_LEN - 1] = (uint8_t)w.count;
+	wire_wr32(all + HEADER_LEN - 4, w.count);
 	put(w.b, fnv1a64(FNV1A64_INIT, all, len), 8);
 	if ((rc = write_atomically(path, w.b)) < 0) {
 		if (rc == -1)

@@ -1,7 +1,8 @@
 /*
  * config.h: struct config, its defaults, semantic validation and free: the
- * bottom of the configuration layer (lex and parse read a file into it,
- * resolvconf fills in `upstream resolv.conf`, printconf prints it).
+ * bottom of the configuration layer (lex, parse and the handlers of its
+ * directives read a file into it, resolvconf fills in `upstream
+ * resolv.conf`, printconf prints it).
  */
 #ifndef DNSDAMPER_CONFIG_H
 #define DNSDAMPER_CONFIG_H

@@ -25,15 +25,19 @@ struct hosts_reader {
 	hosts_line_fn	 on_line;
 	hosts_warn_fn	 warn;
 	void		*arg;
+	unsigned	 broken;	/* broken lines so far */
 };
 
 static void __attribute__((format(printf, 2, 3)))
-hosts_warn(const struct hosts_reader *r, const char *fmt, ...)
+hosts_warn(struct hosts_reader *r, const char *fmt, ...)
 {
 	char msg[1024];
 	int n = 0;
 	va_list ap;
 
+	/* A file of junk must not flood the log at every change. */
+	if (r->line > 0 && ++r->broken > HOSTS_WARN_MAX)
+		return;
 	if (r->line > 0)
 		n = snprintf(msg, sizeof(msg), "%s:%d: ", r->path, r->line);
 	else
@@ -91,7 +95,7 @@ hosts_line(struct hosts_reader *r, char *text)
 	struct hosts_line l;
 	char *word, *save, *addr;
 
-	text[strcspn(text, "#\n")] = '\0';
+	text[strcspn(text, "#")] = '\0';
 	if ((addr = strtok_r(text, HOSTS_BLANKS, &save)) == NULL)
 		return 0;
 	memset(&l, 0, sizeof(l));
@@ -135,14 +139,48 @@ hosts_stamp_of(const struct stat *sb, struct hosts_stamp *stamp)
 	stamp->ctime = sb->st_ctim;
 }
 
+/* What hosts_getline read. */
+enum hosts_got {
+	HOSTS_GOT_END,		/* the end of the file */
+	HOSTS_GOT_LINE,
+	HOSTS_GOT_LONG,		/* over HOSTS_LINE_MAX octets: not kept */
+	HOSTS_GOT_NUL		/* a NUL octet in it: not kept */
+};
+
+/*
+ * The next line of fp into text (HOSTS_LINE_MAX + 1 octets), without its
+ * newline, NUL-terminated. A line too long or with a NUL octet is read
+ * to its end but not kept, so that memory stays bounded whatever the
+ * file holds (a file of junk without a newline included).
+ */
+static enum hosts_got
+hosts_getline(FILE *fp, char *text)
+{
+	enum hosts_got got = HOSTS_GOT_LINE;
+	size_t len = 0;
+	int c, any = 0;
+
+	while ((c = getc_unlocked(fp)) != EOF && c != '\n') {
+		any = 1;
+		if (c == '\0')
+			got = HOSTS_GOT_NUL;
+		else if (len == HOSTS_LINE_MAX && got == HOSTS_GOT_LINE)
+			got = HOSTS_GOT_LONG;
+		else if (len < HOSTS_LINE_MAX)
+			text[len++] = (char)c;
+	}
+	text[len] = '\0';
+	return c == EOF && !any ? HOSTS_GOT_END : got;
+}
+
 long
 hosts_read(const char *path, struct hosts_stamp *stamp, hosts_line_fn line,
     hosts_warn_fn warn, void *arg)
 {
-	struct hosts_reader r = { path, 0, line, warn, arg };
+	struct hosts_reader r = { path, 0, line, warn, arg, 0 };
+	char text[HOSTS_LINE_MAX + 1];
+	enum hosts_got got;
 	struct stat sb;
-	char *text = NULL;
-	size_t cap = 0;
 	long n = 0;
 	FILE *fp;
 
@@ -157,14 +195,23 @@ hosts_read(const char *path, struct hosts_stamp *stamp, hosts_line_fn line,
 		hosts_stamp_of(&sb, stamp);
 	else
 		hosts_stamp_get(path, stamp);
-	for (r.line = 1; getline(&text, &cap, fp) != -1; r.line++)
-		n += hosts_line(&r, text);
+	for (r.line = 1; (got = hosts_getline(fp, text)) != HOSTS_GOT_END;
+	    r.line++)
+		if (got == HOSTS_GOT_LINE)
+			n += hosts_line(&r, text);
+		else if (got == HOSTS_GOT_LONG)
+			hosts_warn(&r, "longer than %d octets; line skipped",
+			    HOSTS_LINE_MAX);
+		else
+			hosts_warn(&r, "a NUL octet; line skipped");
 	r.line = 0;
+	if (r.broken > HOSTS_WARN_MAX)
+		hosts_warn(&r, "%u more broken lines skipped", r.broken -
+		    HOSTS_WARN_MAX);
 	if (ferror(fp)) {
 		hosts_warn(&r, "cannot read: %s", strerror(errno));
 		n = -1;
 	}
-	free(text);
 	fclose(fp);
 	return n;
 }

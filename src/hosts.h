@@ -16,6 +16,10 @@
 
 /* Names on one line at most (glibc reads 35 aliases; this is plenty). */
 #define HOSTS_MAX_NAMES	64
+/* Octets of one line at most, its newline aside: 64 names of 255. */
+#define HOSTS_LINE_MAX	16384
+/* Broken lines of one file named in the log, each time it is read. */
+#define HOSTS_WARN_MAX	10
 
 /* One valid line of a hosts file; everything borrowed for the call. */
 struct hosts_line {
@@ -53,10 +57,15 @@ typedef void (*hosts_warn_fn)(void *arg, const char *msg);
  * name, in file order, and warn(arg, msg) for each broken one: `path:N:
  * "X" is not an IPv4 or IPv6 address; line skipped`, `path:N: no host
  * name after X; line skipped`, `path:N: "X" is not a host name; line
- * skipped`, `path:N: more than 64 names; line skipped`. *stamp gets the
- * stamp of the file as it was opened (or as hosts_stamp_get sees it, if
- * it would not open). Returns the number of valid lines, or -1 after
- * warn(`path: cannot open: why` or `path: cannot read: why`).
+ * skipped`, `path:N: more than 64 names; line skipped`, `path:N: longer
+ * than 16384 octets; line skipped`, `path:N: a NUL octet; line skipped`
+ * (memory stays bounded: HOSTS_LINE_MAX octets of a line are kept); only
+ * the first HOSTS_WARN_MAX broken lines are named, and then `path: K more
+ * broken lines skipped`, so that a file of junk cannot flood the log at
+ * every change. *stamp gets the stamp of the file as it was opened (or as
+ * hosts_stamp_get sees it, if it would not open). Returns the number of
+ * valid lines, or -1 after warn(`path: cannot open: why` or `path: cannot
+ * read: why`).
  */
 long	hosts_read(const char *path, struct hosts_stamp *stamp,
 	    hosts_line_fn line, hosts_warn_fn warn, void *arg);

@@ -1,22 +1,15 @@
-/* localzone.c: the table of local zones and records: built, looked up. */
+/* localzone.c: the table of local zones and records: filled, looked up. */
 #include "autoconf.h"
 
-#include <sys/socket.h>
-
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <ldns/ldns.h>
 
 #include "fnv.h"
 #include "hosts.h"
 #include "localzone.h"
-#include "log.h"
 #include "msg.h"
 #include "wire.h"
-#include "zone.h"
 
 #define LABELS_MAX	128	/* labels of a 255-octet name, and more */
 #define SLOT_EMPTY	UINT32_MAX
@@ -180,7 +173,7 @@ walk(const struct localzone_table *t, const uint8_t *qname, size_t len,
 	}
 }
 
-/* --- building -------------------------------------------------------- */
+/* --- filling --------------------------------------------------------- */
 
 /* Twice the slots, every node placed again. */
 static int
@@ -269,9 +262,8 @@ node_get(struct localzone_table *t, const uint8_t *name, size_t len)
 	return &t->nodes[idx];
 }
 
-/* A copy of file kept by t for zones and records to borrow; NULL: none. */
-static const char *
-file_keep(struct localzone_table *t, const char *file)
+const char *
+localzone_keep_file(struct localzone_table *t, const char *file)
 {
 	char **files;
 	size_t i;
@@ -325,22 +317,10 @@ rrset_append(struct localzone_rrset *rs, const uint8_t *rdata, size_t len)
 	return 0;
 }
 
-/* Where a record comes from. */
-struct origin {
-	enum localzone_source	 source;
-	const char		*file;	/* kept by the table, or NULL */
-	int			 line;
-};
-
-/*
- * A record at owner (wire, folded): into the RRset of its type at that
- * name, which takes the smaller TTL (RFC 2181 §5.2: one TTL per RRset).
- * Built-in records only fill a type that nothing else gave the name.
- */
-static void
-record_add(struct localzone_table *t, const uint8_t *owner, size_t len,
-    uint16_t type, uint32_t ttl, const uint8_t *rdata, size_t rdlen,
-    const struct origin *o)
+void
+localzone_add_record(struct localzone_table *t, const uint8_t *owner,
+    size_t len, uint16_t type, uint32_t ttl, const uint8_t *rdata,
+    size_t rdlen, const struct localzone_origin *o)
 {
 	struct localzone_node *node;
 	struct localzone_rrset *rs, *sets;
@@ -372,12 +352,10 @@ record_add(struct localzone_table *t, const uint8_t *owner, size_t len,
 		t->failed = ENOMEM;
 }
 
-/* A zone at name (wire, folded; str its presentation form) unless one is
- * there already. */
-static void
-zone_add(struct localzone_table *t, const uint8_t *name, size_t len,
-    const char *str, enum localzone_type type, enum localzone_rule rule,
-    const struct config_where *where)
+void
+localzone_add_zone(struct localzone_table *t, const uint8_t *name,
+    size_t len, const char *str, enum localzone_type type,
+    enum localzone_rule rule, const struct config_where *where)
 {
 	struct localzone_node *node;
 	struct zone_own *z;
@@ -393,388 +371,114 @@ zone_add(struct localzone_table *t, const uint8_t *name, size_t len,
 	z->pub.type = type;
 	z->pub.rule = rule;
 	if (where != NULL && where->line > 0) {
-		z->pub.file = file_keep(t, where->file);
+		z->pub.file = localzone_keep_file(t, where->file);
 		z->pub.line = where->line;
 	}
 	node->zone = &z->pub;
 }
 
-static const struct config_local_zone *
-configured_zone(const struct config *conf, const char *zone)
+void
+localzone_set_soa(struct localzone_table *t, const uint8_t *name,
+    size_t len, const uint8_t *rdata, size_t rdlen, uint32_t ttl)
 {
-	size_t i;
-
-	for (i = 0; i < conf->n_local_zones; i++)
-		if (strcmp(conf->local_zones[i].zone, zone) == 0)
-			return &conf->local_zones[i];
-	return NULL;
-}
-
-static int
-forwarded_zone(const struct config *conf, const char *zone)
-{
-	size_t i;
-
-	for (i = 0; i < conf->n_forwards; i++)
-		if (strcmp(conf->forwards[i].zone, zone) == 0)
-			return 1;
-	return 0;
-}
-
-/* local-zone directives, then the defaults they and forwards leave. */
-static void
-zones_add(struct localzone_table *t, const struct config *conf)
-{
-	static const enum localzone_type types[] = {
-		[CONFIG_LOCAL_STATIC] = LOCALZONE_TYPE_STATIC,
-		[CONFIG_LOCAL_NXDOMAIN] = LOCALZONE_TYPE_NXDOMAIN,
-		[CONFIG_LOCAL_REFUSE] = LOCALZONE_TYPE_REFUSE,
-		[CONFIG_LOCAL_TRANSPARENT] = LOCALZONE_TYPE_TRANSPARENT
-	};
-	const struct config_local_zone *lz;
-	const char *const *d;
-	uint8_t name[MSG_NAME_MAX];
-	size_t i, len;
-
-	for (i = 0; i < conf->n_local_zones; i++) {
-		lz = &conf->local_zones[i];
-		if (lz->type != CONFIG_LOCAL_NODEFAULT &&
-		    zone_name_to_wire(lz->zone, name, &len) == 0)
-			zone_add(t, name, len, lz->zone, types[lz->type],
-			    LOCALZONE_LOCAL_ZONE, &lz->where);
-	}
-	for (d = config_default_local_zones; *d != NULL; d++) {
-		if (configured_zone(conf, *d) != NULL ||
-		    forwarded_zone(conf, *d) ||
-		    zone_name_to_wire(*d, name, &len) == -1)
-			continue;
-		zone_add(t, name, len, *d, strcmp(*d, "localhost.") == 0 ?
-		    LOCALZONE_TYPE_REDIRECT : LOCALZONE_TYPE_STATIC,
-		    LOCALZONE_DEFAULT, NULL);
-	}
-}
-
-/* A forward zone below a default zone is forwarded, not served empty. */
-static void
-forwards_add(struct localzone_table *t, const struct config *conf)
-{
-	const struct config_forward *fw;
-	uint8_t name[MSG_NAME_MAX];
+	struct localzone_node *node;
+	struct zone_own *z;
 	struct walk w;
-	size_t i, len;
 
-	for (i = 0; i < conf->n_forwards; i++) {
-		fw = &conf->forwards[i];
-		if (zone_name_to_wire(fw->zone, name, &len) == -1)
-			continue;
-		walk(t, name, len, &w);
-		if (w.zone_node != NULL &&
-		    w.zone_node->zone->rule == LOCALZONE_DEFAULT)
-			zone_add(t, name, len, fw->zone,
-			    LOCALZONE_TYPE_TRANSPARENT, LOCALZONE_FORWARD,
-			    &fw->where);
-	}
-}
-
-/* The records of local-data, as ldns reads them. */
-static void
-local_data_add(struct localzone_table *t, const struct config *conf)
-{
-	const struct config_local_data *ld;
-	struct origin o = { LOCALZONE_LOCAL_DATA, NULL, 0 };
-	uint8_t owner[MSG_NAME_MAX], *wire = NULL;
-	size_t i, size, olen;
-	ldns_rr *rr;
-
-	for (i = 0; i < conf->n_local_data && !t->failed; i++) {
-		ld = &conf->local_data[i];
-		if (ldns_rr_new_frm_str(&rr, ld->rr, LDNS_DEFAULT_TTL, NULL,
-		    NULL) != LDNS_STATUS_OK) {
-			t->failed = EINVAL;
-			return;
-		}
-		/* Owner, type, class, TTL, rdlength, then the rdata. */
-		olen = ldns_rdf_size(ldns_rr_owner(rr));
-		if (ldns_rr2wire(&wire, rr, LDNS_SECTION_ANSWER, &size) ==
-		    LDNS_STATUS_OK && olen <= MSG_NAME_MAX &&
-		    size >= olen + 10) {
-			memcpy(owner, wire, olen);
-			msg_name_fold(owner, olen);
-			o.file = file_keep(t, ld->where.file);
-			o.line = ld->where.line;
-			record_add(t, owner, olen, ld->type,
-			    ldns_rr_ttl(rr) > INT32_MAX ? 0 : ldns_rr_ttl(rr),
-			    wire + olen + 10, size - olen - 10, &o);
-		} else
-			t->failed = ENOMEM;
-		free(wire);
-		wire = NULL;
-		ldns_rr_free(rr);
-	}
-}
-
-/* The wire form of a hosts file name (checked by hosts.c: labels of 1
- * to 63 octets without escapes, 255 octets at most), folded or as
- * written; returns its length. */
-static size_t
-host_wire(const char *str, uint8_t *out, int fold)
-{
-	const char *label = str, *dot;
-	size_t n = 0, len;
-
-	while (*label != '\0') {
-		dot = strchr(label, '.');
-		len = dot != NULL ? (size_t)(dot - label) : strlen(label);
-		out[n++] = (uint8_t)len;
-		memcpy(out + n, label, len);
-		n += len;
-		label += len + (dot != NULL);
-	}
-	out[n++] = 0;
-	if (fold)
-		msg_name_fold(out, n);
-	return n;
-}
-
-/* The reverse name of an address (RFC 1035 §3.5, RFC 3596 §2.5). */
-static size_t
-reverse_name(const struct hosts_line *l, uint8_t *out)
-{
-	static const uint8_t v4[] = "\7in-addr\4arpa", v6[] = "\3ip6\4arpa";
-	static const char hex[] = "0123456789abcdef";
-	size_t n = 0;
-	int i;
-
-	if (l->family == AF_INET) {
-		for (i = 3; i >= 0; i--) {
-			out[n] = (uint8_t)snprintf((char *)out + n + 1, 4, "%u",
-			    l->addr[i]);
-			n += 1 + out[n];
-		}
-		memcpy(out + n, v4, sizeof(v4));
-		return n + sizeof(v4);
-	}
-	for (i = 15; i >= 0; i--) {
-		out[n++] = 1;
-		out[n++] = (uint8_t)hex[l->addr[i] & 0xf];
-		out[n++] = 1;
-		out[n++] = (uint8_t)hex[l->addr[i] >> 4];
-	}
-	memcpy(out + n, v6, sizeof(v6));
-	return n + sizeof(v6);
-}
-
-/* Reading the hosts files into a table. */
-struct hosts_reading {
-	struct localzone_table	*t;
-	const char		*file;		/* kept by the table */
-};
-
-/*
- * A hosts file line: A or AAAA for each name, PTR to the first name for
- * the address unless the address already has a PTR (an earlier line, or
- * local-data).
- */
-static void
-hosts_line_add(void *arg, const struct hosts_line *l)
-{
-	struct hosts_reading *hr = arg;
-	struct origin o = { LOCALZONE_HOSTS_FILE, hr->file, l->line };
-	uint8_t name[MSG_NAME_MAX], rev[MSG_NAME_MAX], target[MSG_NAME_MAX];
-	const struct localzone_node *node;
-	uint16_t type = l->family == AF_INET ? MSG_TYPE_A : MSG_TYPE_AAAA;
-	size_t i, len, rlen;
-
-	for (i = 0; i < l->n_names; i++) {
-		len = host_wire(l->names[i], name, 1);
-		record_add(hr->t, name, len, type, LOCALZONE_TTL_HOSTS, l->addr,
-		    type == MSG_TYPE_A ? 4 : 16, &o);
-	}
-	rlen = reverse_name(l, rev);
-	node = node_get(hr->t, rev, rlen);
-	if (node == NULL || rrset_of(node, MSG_TYPE_PTR) != NULL)
+	walk(t, name, len, &w);
+	node = &t->nodes[w.exact - t->nodes];
+	z = (struct zone_own *)node->zone;
+	if ((z->pub.soa = rrset_of(node, MSG_TYPE_SOA)) != NULL)
 		return;
-	len = host_wire(l->names[0], target, 0);
-	record_add(hr->t, rev, rlen, MSG_TYPE_PTR, LOCALZONE_TTL_HOSTS, target,
-	    len, &o);
+	z->soa.type = MSG_TYPE_SOA;
+	z->soa.ttl = ttl;
+	z->soa.source = LOCALZONE_BUILT_IN;
+	if (rrset_append(&z->soa, rdata, rdlen) == -1)
+		t->failed = ENOMEM;
+	z->pub.soa = &z->soa;
 }
 
-static void
-hosts_warn(void *arg, const char *msg)
+void
+localzone_watch(struct localzone_table *t, const char *path,
+    const struct hosts_stamp *stamp)
 {
-	(void)arg;
-	log_warnx("hosts-file %s", msg);
-}
+	struct hosts_file *hosts;
 
-static void
-hosts_add(struct localzone_table *t, const struct config *conf)
-{
-	struct hosts_reading hr = { t, NULL };
-	struct hosts_file *hf;
-	size_t i;
-
-	if (conf->n_hosts_files > 0 &&
-	    (t->hosts = calloc(conf->n_hosts_files, sizeof(*t->hosts))) ==
-	    NULL) {
+	hosts = reallocarray(t->hosts, t->n_hosts + 1, sizeof(*hosts));
+	if (hosts == NULL) {
 		t->failed = ENOMEM;
 		return;
 	}
-	for (i = 0; i < conf->n_hosts_files && !t->failed; i++) {
-		hf = &t->hosts[t->n_hosts];
-		if ((hf->path = strdup(conf->hosts_files[i])) == NULL) {
-			t->failed = ENOMEM;
-			return;
-		}
-		t->n_hosts++;
-		hr.file = file_keep(t, hf->path);
-		(void)hosts_read(hf->path, &hf->stamp, hosts_line_add,
-		    hosts_warn, &hr);
+	t->hosts = hosts;
+	if ((hosts[t->n_hosts].path = strdup(path)) == NULL) {
+		t->failed = ENOMEM;
+		return;
 	}
+	hosts[t->n_hosts++].stamp = *stamp;
 }
 
-/*
- * A name with records that no zone encloses is a zone of its own, for
- * its name only (transparent): in its name's presentation form.
- */
-static void
-names_add(struct localzone_table *t)
+void
+localzone_table_fail(struct localzone_table *t, int err)
 {
-	const struct localzone_node *node;
-	char str[1024];
+	t->failed = err;
+}
+
+int
+localzone_table_failed(const struct localzone_table *t)
+{
+	return t->failed;
+}
+
+const struct localzone_zone *
+localzone_closest(const struct localzone_table *t, const uint8_t *name,
+    size_t len, size_t *off)
+{
 	struct walk w;
-	size_t i;
 
-	for (i = 0; i < t->n_nodes && !t->failed; i++) {
-		node = &t->nodes[i];
-		if (node->n_rrsets == 0 || node->zone != NULL)
-			continue;
-		walk(t, node->name, node->name_len, &w);
-		if (w.zone_node != NULL &&
-		    w.zone_node->zone->rule != LOCALZONE_NAME)
-			continue;
-		zone_add(t, node->name, node->name_len, msg_name_to_str(
-		    node->name, node->name_len, str, sizeof(str)),
-		    LOCALZONE_TYPE_TRANSPARENT, LOCALZONE_NAME, NULL);
-	}
+	walk(t, name, len, &w);
+	*off = w.zone_off;
+	return w.zone_node != NULL ? w.zone_node->zone : NULL;
 }
 
-/* A made-up SOA record's rdata for a zone: RFC 6303 §3's. */
-static size_t
-soa_rdata(const uint8_t *apex, size_t len, uint32_t minimum, uint8_t *out)
+const struct localzone_node *
+localzone_find(const struct localzone_table *t, const uint8_t *name,
+    size_t len)
 {
-	static const uint8_t rname[] = "\6nobody\7invalid";
-	size_t n = len;
-
-	memcpy(out, apex, len);
-	memcpy(out + n, rname, sizeof(rname));
-	n += sizeof(rname);
-	n += wire_wr32(out + n, 1);		/* serial */
-	n += wire_wr32(out + n, 3600);		/* refresh */
-	n += wire_wr32(out + n, 1200);		/* retry */
-	n += wire_wr32(out + n, 604800);	/* expire */
-	n += wire_wr32(out + n, minimum);
-	return n;
-}
-
-/* The TTL of what a zone makes up: its records' own for a name's. */
-static uint32_t
-zone_ttl(const struct localzone_node *node)
-{
-	uint32_t ttl = LOCALZONE_TTL_CONFIG;
-	size_t i;
-
-	switch (node->zone->rule) {
-	case LOCALZONE_DEFAULT:
-		return LOCALZONE_TTL_DEFAULT;
-	case LOCALZONE_LOCAL_ZONE:
-		return LOCALZONE_TTL_CONFIG;
-	case LOCALZONE_NAME:
-		for (i = 0; i < node->n_rrsets; i++)
-			if (node->rrsets[i].ttl < ttl)
-				ttl = node->rrsets[i].ttl;
-		return ttl;
-	default:
-		return LOCALZONE_TTL_HOSTS;
-	}
-}
-
-/* The built-in records of the localhost names (RFC 6761 §6.3). */
-static void
-loopback_add(struct localzone_table *t)
-{
-	static const struct {
-		const char	*zone;
-		const char	*name;
-		uint16_t	 type;
-		uint8_t		 len;
-		uint8_t		 rdata[16];
-	} recs[] = {
-		{ "localhost.", "localhost.", MSG_TYPE_A, 4, { 127, 0, 0, 1 } },
-		{ "localhost.", "localhost.", MSG_TYPE_AAAA, 16, { [15] = 1 } },
-		{ "127.in-addr.arpa.", "1.0.0.127.in-addr.arpa.", MSG_TYPE_PTR,
-		  11, "\11localhost" },
-		{ "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0."
-		  "0.0.ip6.arpa.", "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0."
-		  "0.0.0.0.0.0.0.0.0.0.0.ip6.arpa.", MSG_TYPE_PTR, 11,
-		  "\11localhost" },
-	};
-	struct origin o = { LOCALZONE_BUILT_IN, NULL, 0 };
-	uint8_t zone[MSG_NAME_MAX], name[MSG_NAME_MAX];
 	struct walk w;
-	size_t i, zlen, len;
 
-	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
-		if (zone_name_to_wire(recs[i].zone, zone, &zlen) == -1 ||
-		    zone_name_to_wire(recs[i].name, name, &len) == -1)
-			continue;
-		walk(t, zone, zlen, &w);
-		if (w.exact != NULL && w.exact->zone != NULL &&
-		    w.exact->zone->rule == LOCALZONE_DEFAULT)
-			record_add(t, name, len, recs[i].type,
-			    LOCALZONE_TTL_DEFAULT, recs[i].rdata, recs[i].len,
-			    &o);
-	}
+	walk(t, name, len, &w);
+	return w.exact;
 }
 
-/*
- * The SOA and NS of a static zone's name, made up (RFC 6303 §3) unless
- * local-data gave them; then every zone's SOA for negative answers.
- */
-static void
-soas_add(struct localzone_table *t)
+size_t
+localzone_table_nodes(const struct localzone_table *t)
 {
-	uint8_t rdata[MSG_NAME_MAX + 64];
-	struct origin o = { LOCALZONE_BUILT_IN, NULL, 0 };
-	struct localzone_node *node;
-	struct zone_own *z;
-	size_t i, len;
-	uint32_t ttl;
+	return t->n_nodes;
+}
 
-	for (i = 0; i < t->n_nodes && !t->failed; i++) {
-		node = &t->nodes[i];
-		if (node->zone == NULL ||
-		    node->zone->type == LOCALZONE_TYPE_REFUSE)
-			continue;
-		ttl = zone_ttl(node);
-		len = soa_rdata(node->name, node->name_len, ttl, rdata);
-		if (node->zone->type == LOCALZONE_TYPE_STATIC ||
-		    node->zone->type == LOCALZONE_TYPE_REDIRECT) {
-			record_add(t, node->name, node->name_len, MSG_TYPE_SOA,
-			    ttl, rdata, len, &o);
-			record_add(t, node->name, node->name_len, MSG_TYPE_NS,
-			    ttl, node->name, node->name_len, &o);
-			node = &t->nodes[i];	/* record_add may move it */
-		}
-		z = (struct zone_own *)node->zone;
-		if ((z->pub.soa = rrset_of(node, MSG_TYPE_SOA)) != NULL)
-			continue;
-		z->soa.type = MSG_TYPE_SOA;
-		z->soa.ttl = ttl;
-		z->soa.source = LOCALZONE_BUILT_IN;
-		if (rrset_append(&z->soa, rdata, len) == -1)
-			t->failed = ENOMEM;
-		z->pub.soa = &z->soa;
-	}
+const struct localzone_node *
+localzone_table_node(const struct localzone_table *t, size_t i)
+{
+	return &t->nodes[i];
+}
+
+const uint8_t *
+localzone_node_name(const struct localzone_node *node, size_t *len)
+{
+	*len = node->name_len;
+	return node->name;
+}
+
+const struct localzone_zone *
+localzone_node_zone(const struct localzone_node *node)
+{
+	return node->zone;
+}
+
+const struct localzone_rrset *
+localzone_node_type(const struct localzone_node *node, uint16_t type)
+{
+	return rrset_of(node, type);
 }
 
 static void
@@ -808,10 +512,9 @@ table_free(struct localzone_table *t)
 }
 
 struct localzone_table *
-localzone_table_new(const struct config *conf)
+localzone_table_empty(void)
 {
 	struct localzone_table *t;
-	int err;
 
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return NULL;
@@ -824,13 +527,14 @@ localzone_table_new(const struct config *conf)
 	}
 	memset(t->slots, 0xff, SLOTS_MIN * sizeof(*t->slots));
 	t->mask = SLOTS_MIN - 1;
-	zones_add(t, conf);
-	forwards_add(t, conf);
-	local_data_add(t, conf);
-	hosts_add(t, conf);
-	names_add(t);
-	loopback_add(t);
-	soas_add(t);
+	return t;
+}
+
+struct localzone_table *
+localzone_table_done(struct localzone_table *t)
+{
+	int err;
+
 	if ((err = t->failed) != 0) {
 		table_free(t);
 		errno = err;

@@ -3,7 +3,8 @@
  * local-zone, the zones served by default (config_default_local_zones:
  * RFC 6761, RFC 6303, RFC 7793, RFC 8375, RFC 7686), the records of
  * local-data and of the hosts files. One table is built from a
- * configuration, immutable once built, shared by reference and swapped
+ * configuration (localbuild.h, through the functions of "Filling" below),
+ * immutable once built, shared by reference and swapped
  * whole on reload or when a hosts file changes, like the forward zone
  * table. A lookup walks the qname's labels from the root down with one
  * hash probe per label, and stops at the first label that nothing local
@@ -32,6 +33,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "hosts.h"
 
 /* TTLs in seconds of what a local zone makes up itself. */
 #define LOCALZONE_TTL_DEFAULT	10800	/* default zones: RFC 6303 §3 */
@@ -128,17 +130,6 @@ struct localzone_result {
 						 * NULL */
 };
 
-/*
- * localzone_table_new: the table of conf (borrowed): its local-zone and
- * local-data, the default zones as it leaves them (nodefault, forwards),
- * and its hosts files, read now; a hosts file line that is broken, or a
- * file that cannot be read, is logged (log_warnx, `file:line: what; line
- * skipped`) and left out, never fatal. Returns the table with one
- * reference, or NULL with errno set: ENOMEM, or EINVAL if a record of
- * local-data does not parse (parse_load already refused such a config).
- */
-struct localzone_table *localzone_table_new(const struct config *conf);
-
 /* localzone_table_ref / unref: share a table; the last unref frees it.
  * unref(NULL) is fine. */
 struct localzone_table *localzone_table_ref(struct localzone_table *t);
@@ -181,5 +172,117 @@ const char *localzone_type_name(enum localzone_type type);
 const char *localzone_rule_name(enum localzone_rule rule);
 const char *localzone_source_name(enum localzone_source source);
 const char *localzone_verdict_name(enum localzone_verdict verdict);
+
+/*
+ * Filling a table (localbuild.c does, from a configuration). Every
+ * function below that adds marks the table failed with ENOMEM when out
+ * of memory, and localzone_table_done then frees it. Names are in
+ * uncompressed wire format, folded to lower case, len octets.
+ */
+
+/* Where a record comes from. */
+struct localzone_origin {
+	enum localzone_source	 source;
+	const char		*file;	/* kept by the table
+					 * (localzone_keep_file), or NULL */
+	int			 line;
+};
+
+/*
+ * localzone_table_empty: a table with nothing in it and one reference.
+ * Returns NULL when out of memory.
+ */
+struct localzone_table *localzone_table_empty(void);
+
+/*
+ * localzone_table_done: the end of filling t: t, or, if filling it failed
+ * (localzone_table_failed), NULL with errno set to that error and t
+ * freed.
+ */
+struct localzone_table *localzone_table_done(struct localzone_table *t);
+
+/*
+ * localzone_table_fail: mark t failed with err, an errno value.
+ * localzone_table_failed: that value, or 0 while nothing failed.
+ */
+void	localzone_table_fail(struct localzone_table *t, int err);
+int	localzone_table_failed(const struct localzone_table *t);
+
+/*
+ * localzone_keep_file: a copy of file, kept by t for zones and records
+ * to borrow as long as t lives (one per name); NULL when out of memory.
+ */
+const char *localzone_keep_file(struct localzone_table *t,
+	    const char *file);
+
+/*
+ * localzone_add_zone: a zone at name (str: its presentation form,
+ * copied) of type and rule, given at where (kept when where->line > 0;
+ * where may be NULL), unless a zone is at name already.
+ */
+void	localzone_add_zone(struct localzone_table *t, const uint8_t *name,
+	    size_t len, const char *str, enum localzone_type type,
+	    enum localzone_rule rule, const struct config_where *where);
+
+/*
+ * localzone_add_record: a record at owner of type (host order), ttl
+ * (seconds) and rdata (rdlen octets, names uncompressed), from o, into
+ * the RRset of its type at that name, which takes the smaller TTL (RFC
+ * 2181 §5.2: one TTL per RRset). A record the RRset holds already is not
+ * added again, nor one past 65535 records. Built-in records (o->source
+ * LOCALZONE_BUILT_IN) only fill a type that nothing else gave the name.
+ * A node got from t before may move; its name stays in place.
+ */
+void	localzone_add_record(struct localzone_table *t, const uint8_t *owner,
+	    size_t len, uint16_t type, uint32_t ttl, const uint8_t *rdata,
+	    size_t rdlen, const struct localzone_origin *o);
+
+/*
+ * localzone_set_soa: the SOA that the zone at name (there must be one)
+ * gives in negative answers: its name's SOA RRset if it has one, else a
+ * record of its own made of rdata (rdlen octets) and ttl (seconds).
+ */
+void	localzone_set_soa(struct localzone_table *t, const uint8_t *name,
+	    size_t len, const uint8_t *rdata, size_t rdlen, uint32_t ttl);
+
+/*
+ * localzone_watch: t was built from the hosts file at path as it was at
+ * *stamp (copied), for localzone_table_changed.
+ */
+void	localzone_watch(struct localzone_table *t, const char *path,
+	    const struct hosts_stamp *stamp);
+
+/*
+ * localzone_closest: the closest zone of t at or above name, and in *off
+ * the offset of its name in name (0: at name); NULL (*off 0) if none.
+ */
+const struct localzone_zone *localzone_closest(
+	    const struct localzone_table *t, const uint8_t *name, size_t len,
+	    size_t *off);
+
+/* localzone_find: the node of t at name, or NULL. */
+const struct localzone_node *localzone_find(const struct localzone_table *t,
+	    const uint8_t *name, size_t len);
+
+/*
+ * localzone_table_nodes, localzone_table_node: how many names t holds
+ * (zones', records', and the names above them), and the i-th, in the
+ * order they were added; valid until the next name is added.
+ */
+size_t	localzone_table_nodes(const struct localzone_table *t);
+const struct localzone_node *localzone_table_node(
+	    const struct localzone_table *t, size_t i);
+
+/*
+ * localzone_node_name: node's name, its length in *len (valid as long as
+ * the table). localzone_node_zone: the zone at node's name, or NULL.
+ * localzone_node_type: node's RRset of type (host order), or NULL.
+ */
+const uint8_t *localzone_node_name(const struct localzone_node *node,
+	    size_t *len);
+const struct localzone_zone *localzone_node_zone(
+	    const struct localzone_node *node);
+const struct localzone_rrset *localzone_node_type(
+	    const struct localzone_node *node, uint16_t type);
 
 #endif

@@ -10,6 +10,12 @@
 
 #include "log.h"
 
+/*
+ * Static: a process has one log, which every file writes to without a
+ * context to carry it in; main sets it up (log_init, log_set_sink,
+ * log_set_level) from the configuration, on reload too, and the rest
+ * only reads it.
+ */
 static const char *log_progname = "dnsdamper";
 static enum log_level log_level = LOG_LEVEL_INFO;
 static void (*log_sink)(enum log_level, const char *) = log_sink_stderr;

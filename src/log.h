@@ -86,6 +86,10 @@ struct log_limit {
 	uint64_t	held;		/* held back since the last one */
 };
 
+/* The interval of warnings about this host's own trouble (out of
+ * descriptors or memory, tcp-clients reached): one a minute, in ms. */
+#define LOG_LIMIT_MINUTE	60000
+
 /*
  * log_limit_due: an event at now (ms, monotonic): 1 if its message may
  * go out, with *held set to how many were held back since the last one

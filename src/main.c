@@ -19,6 +19,7 @@
 #include "config.h"
 #include "control.h"
 #include "listen.h"
+#include "localbuild.h"
 #include "localzone.h"
 #include "log.h"
 #include "parse.h"
@@ -222,7 +223,7 @@ reload(struct daemon *d, struct evbuffer *errors)
 	    "the built-in defaults");
 	if (load_logged(d->config_path, &conf, errors) == -1 ||
 	    (routing.new = zone_table_new(d->upstreams, &conf)) == NULL ||
-	    (local = localzone_table_new(&conf)) == NULL) {
+	    (local = localbuild_table(&conf)) == NULL) {
 		zone_table_unref(routing.new);
 		config_free(&conf);
 		log_errx("reload failed; still running the previous "
@@ -326,7 +327,7 @@ hosts_check_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (!localzone_table_changed(d->local))
 		return;
-	if ((local = localzone_table_new(&d->conf)) == NULL) {
+	if ((local = localbuild_table(&d->conf)) == NULL) {
 		log_warn("hosts-file changed, but cannot be read again; "
 		    "serving it as it was");
 		return;
@@ -458,8 +459,7 @@ start_events(struct daemon *d)
 		return -1;
 	/* Pinged from the loop itself: a stuck loop gets us killed. */
 	if (wd > 0) {
-		tv.tv_sec = (time_t)(wd / 2000);
-		tv.tv_usec = (suseconds_t)((wd / 2 % 1000) * 1000);
+		tv = clock_ms_to_tv(wd / 2);
 		if ((d->events[4] = event_new(d->base, -1, EV_PERSIST,
 		    watchdog_cb, d)) == NULL ||
 		    event_add(d->events[4], &tv) == -1)
@@ -505,7 +505,7 @@ start(struct daemon *d)
 	    (d->upstreams = upstream_registry_new(d->conf.upstream_timeout_min,
 	    d->conf.upstream_timeout_max)) == NULL ||
 	    (d->zones = zone_table_new(d->upstreams, &d->conf)) == NULL ||
-	    (d->local = localzone_table_new(&d->conf)) == NULL ||
+	    (d->local = localbuild_table(&d->conf)) == NULL ||
 	    (d->base = event_base_new()) == NULL) {
 		log_err("start-up");
 		return -1;

@@ -121,7 +121,7 @@ read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
 	size_t rd;
 
 	if ((p = name_walk(pkt, len, off, NAME_SKIP, NULL, NULL)) == -1 ||
-	    (size_t)p + 10 > len)
+	    (size_t)p + MSG_RR_FIXED_LEN > len)
 		return -1;
 	rr->offset = (uint16_t)off;
 	rr->type = wire_rd16(pkt + p);
@@ -136,7 +136,7 @@ read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
 	if ((rr->ttl & 0x80000000U) && rr->type != MSG_TYPE_OPT)
 		rr->ttl = 0;
 	rr->rdlength = wire_rd16(pkt + p + 8);
-	rd = (size_t)p + 10;
+	rd = (size_t)p + MSG_RR_FIXED_LEN;
 	if (rd + rr->rdlength > len)
 		return -1;
 	rr->rdata_offset = (uint16_t)rd;

@@ -18,7 +18,10 @@
 #define MSG_UDP_MIN	512	/* RFC 1035 §4.2.1 */
 #define MSG_MAX_LEN	65535	/* TCP length prefix limit, RFC 1035 §4.2.2 */
 #define MSG_QTYPE_QCLASS_LEN	4	/* after a question's name */
-#define MSG_RR_MIN_LEN	11	/* root owner, type, class, TTL, rdlength */
+#define MSG_RR_FIXED_LEN	10	/* type, class, TTL, rdlength: what
+					 * follows an RR's owner name */
+#define MSG_RR_MIN_LEN	(1 + MSG_RR_FIXED_LEN)	/* with the root as
+						 * owner */
 #define MSG_OPT_LEN	11	/* OPT RR without options, RFC 6891 §6.1.2 */
 #define MSG_EDE_OPTION_LEN	6	/* EDE without text, RFC 8914 §2 */
 /* CNAMEs followed from the qname, at most: longer chains are a failure

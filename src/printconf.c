@@ -6,35 +6,37 @@
 #include "acl.h"
 #include "addr.h"
 #include "config.h"
+#include "directive.h"
 #include "lex.h"
 #include "parse.h"
 #include "printconf.h"
 
 /* The table-driven directives of table set in base, one per line. */
 static void
-printconf_scalars(const struct parse_directive *table, const void *base,
+printconf_scalars(const struct directive *table, const void *base,
     const char *indent, FILE *stream)
 {
-	const struct parse_directive *d;
+	const struct directive *d;
 	const char *str;
 	char buf[64];
 	uint64_t lo, hi;
 
 	for (d = table; d->name != NULL; d++) {
-		if (d->kind == PARSE_SPECIAL)
+		if (d->kind == DIRECTIVE_SPECIAL)
 			continue;
 		fprintf(stream, "%s%s ", indent, d->name);
-		if (d->kind == PARSE_STRING) {
+		if (d->kind == DIRECTIVE_STRING) {
 			str = *(char *const *)(const void *)
 			    ((const char *)base + d->offset);
 			lex_quote(str != NULL ? str : "", stream);
 		} else {
-			lo = parse_get(d, base, d->offset);
-			fputs(parse_format(d, lo, buf, sizeof(buf)), stream);
-			if ((d->flags & PARSE_PAIR) &&
-			    (hi = parse_get(d, base, d->offset_max)) != lo)
+			lo = directive_get(d, base, d->offset);
+			fputs(directive_format(d, lo, buf, sizeof(buf)),
+			    stream);
+			if ((d->flags & DIRECTIVE_PAIR) &&
+			    (hi = directive_get(d, base, d->offset_max)) != lo)
 				fprintf(stream, " %s",
-				    parse_format(d, hi, buf, sizeof(buf)));
+				    directive_format(d, hi, buf, sizeof(buf)));
 		}
 		putc('\n', stream);
 	}

@@ -9,9 +9,11 @@
 /*
  * printconf_write: write conf (borrowed) to stream as a dnsdamper.conf: the
  * scalars in parse_top's order, every value explicit in its largest exact
- * unit, then listen lines, then one block per forward (the nameservers
- * taken from resolv.conf only as a comment), so that reading the output
- * back yields an equal config. Write errors are left in stream's error
+ * unit, then allow and exempt-clients ("none" when empty), the listen
+ * lines, the hosts files ("none" when there are none), local-zone and
+ * local-data lines, and one block per forward (the nameservers taken from
+ * resolv.conf only as a comment), so that reading the output back yields
+ * an equal config. Write errors are left in stream's error
  * indicator.
  */
 void	printconf_write(const struct config *conf, FILE *stream);

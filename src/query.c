@@ -178,8 +178,7 @@ query_wait(struct query_ctx *ctx, const struct msg_query *q,
 	qr->arrived = now;
 	if (stale_wait >= 0) {
 		qr->waiter.setback = query_setback;
-		tv.tv_sec = stale_wait / 1000;
-		tv.tv_usec = (stale_wait % 1000) * 1000;
+		tv = clock_ms_to_tv((uint64_t)stale_wait);
 		if ((qr->client_timer = evtimer_new(ctx->base,
 		    client_timeout_cb, qr)) == NULL ||
 		    evtimer_add(qr->client_timer, &tv) == -1)

@@ -36,10 +36,13 @@ void	report_metrics(const struct report *r, uint64_t stale_entries,
 	    const struct metrics_writer *w);
 
 /*
- * report_upstreams: a JSON array of every upstream of the current zones:
- * address, zones, state ("up", "down", "loop"), smoothed RTT, RTT
- * variance and timeout (ms, -1 unmeasured), consecutive failures, and the
- * counters per zone.
+ * report_upstreams: every upstream of r->upstreams (those of the current
+ * zones) into out. JSON: an array of address, state ("up", "down",
+ * "loop"), smoothed RTT and RTT variance (ms, -1 unmeasured), timeout
+ * (ms), consecutive failures, EDNS state, and the counters per zone.
+ * REPORT_TEXT: a table, a line per upstream and zone: address, state,
+ * EDNS, smoothed RTT ("-" unmeasured), timeout, failures, zone, and the
+ * queries, answers, timeouts and failures there.
  */
 void	report_upstreams(const struct report *r, enum report_format f,
 	    struct evbuffer *out);

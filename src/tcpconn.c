@@ -342,6 +342,8 @@ eviction_candidate(struct query_ctx *ctx)
 static int
 at_cap(struct tcp_server *srv, int fd, uint32_t limit)
 {
+	/* Static: one warning a minute for the whole process, whichever
+	 * of the listeners (one struct tcp_server each) reaches the cap. */
 	static struct log_limit said;
 	struct metrics *m = &srv->ctx->metrics;
 	struct tcpconn *victim;
@@ -356,7 +358,7 @@ at_cap(struct tcp_server *srv, int fd, uint32_t limit)
 		close(fd);
 		rc = -1;
 	}
-	if (log_limit_due(&said, clock_now_ms(), 60000, &held))
+	if (log_limit_due(&said, clock_now_ms(), LOG_LIMIT_MINUTE, &held))
 		log_warnx("tcp-clients %u reached: closing idle TCP "
 		    "connections for new ones, refusing them when none is idle "
 		    "(%llu closed, %llu refused so far)", limit,

@@ -41,7 +41,6 @@ struct zone_table *zone_table_new(struct upstream_registry *reg,
 /* zone_table_registry: the registry t's upstreams come from (borrowed). */
 struct upstream_registry *zone_table_registry(const struct zone_table *t);
 
-/* zone_table_ref / zone_table_unref: share a table; the last unref frees. */
 /* zone_table_ref / zone_table_unref: share a table; the last unref frees
  * it and drops its references to its upstreams. unref(NULL) is fine. */
 struct zone_table *zone_table_ref(struct zone_table *t);

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,6 +136,34 @@ srvanswer_srv(const ldns_rr *rr, struct srv_rr *out)
 	out->port = ldns_rdf2native_int16(ldns_rr_rdf(rr, 2));
 	out->target = target;
 	return target;
+}
+
+static int
+srv_cmp(const void *va, const void *vb)
+{
+	const struct srv_rr *a = va, *b = vb;
+
+	if (a->priority != b->priority)
+		return a->priority < b->priority ? -1 : 1;
+	if (a->weight != b->weight)
+		return a->weight < b->weight ? -1 : 1;
+	if (a->port != b->port)
+		return a->port < b->port ? -1 : 1;
+	return srv_casecmp(a->target, b->target, SIZE_MAX);
+}
+
+size_t
+srvanswer_srv_unique(struct srv_rr *rrs, size_t n)
+{
+	size_t i, kept = 0;
+
+	if (n < 2)
+		return n;
+	qsort(rrs, n, sizeof(*rrs), srv_cmp);
+	for (i = 1; i < n; i++)
+		if (srv_cmp(&rrs[kept], &rrs[i]) != 0)
+			rrs[++kept] = rrs[i];
+	return kept + 1;
 }
 
 /*

@@ -56,6 +56,16 @@ ldns_rr_list *srvanswer_additional(const ldns_pkt *pkt, const ldns_rdf *owner,
 void	*srvanswer_srv(const ldns_rr *rr, struct srv_rr *out);
 
 /*
+ * srvanswer_srv_unique: rrs[0..n) without the records that repeat another
+ * (the same priority, weight, port and target, the target compared ASCII
+ * case-insensitively, RFC 4343): an RRset is a set (RFC 2181 §5), and a
+ * record sent twice must not be tried twice nor weigh double. Reorders
+ * rrs (srv_iter_init puts them in its own order anyway) and returns how
+ * many are left, at its head.
+ */
+size_t	srvanswer_srv_unique(struct srv_rr *rrs, size_t n);
+
+/*
  * srvanswer_naptr: the NAPTR record rr as *out, its strings in the block
  * returned (freed by the caller). NULL with errno ENOMEM, or EINVAL when
  * rr is not a well-formed NAPTR record or a character-string holds a NUL.

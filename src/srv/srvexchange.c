@@ -206,27 +206,107 @@ wait_io(struct batch *b, uint64_t now)
 	return k;
 }
 
-/* Ask q again over TCP; its answer, or NULL. */
+/* Wait until fd is ready for events, by the deadline (ms): 1, or 0. */
+static int
+wait_fd(int fd, short events, uint64_t deadline)
+{
+	struct pollfd pfd = { fd, events, 0 };
+	uint64_t now;
+	int r;
+
+	for (;;) {
+		if ((now = now_ms()) >= deadline)
+			return 0;
+		if ((r = poll(&pfd, 1, (int)(deadline - now))) > 0)
+			return 1;
+		if (r == -1 && errno != EINTR)
+			return 0;
+	}
+}
+
+/*
+ * All of buf[0..len) sent on fd (sending), or received into it, by the
+ * deadline: 0, or -1. The deadline bounds the whole transfer: a server
+ * that trickles its answer an octet at a time cannot hold us longer.
+ */
+static int
+tcp_transfer(int fd, uint8_t *buf, size_t len, int sending,
+    uint64_t deadline)
+{
+	size_t done = 0;
+	ssize_t r;
+
+	while (done < len) {
+		if (!wait_fd(fd, sending ? POLLOUT : POLLIN, deadline))
+			return -1;
+		r = sending ? send(fd, buf + done, len - done, MSG_NOSIGNAL) :
+		    recv(fd, buf + done, len - done, 0);
+		if (r > 0)
+			done += (size_t)r;
+		else if (r == 0 || (errno != EAGAIN && errno != EINTR))
+			return -1;
+	}
+	return 0;
+}
+
+/* A TCP connection to the server, made by the deadline; -1 if none. */
+static int
+tcp_connect(const struct batch *b, uint64_t deadline)
+{
+	socklen_t len = sizeof(int);
+	int fd, e = 0;
+
+	if ((fd = socket(b->server->ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (const struct sockaddr *)b->server, b->len) == 0)
+		return fd;
+	if (errno == EINPROGRESS && wait_fd(fd, POLLOUT, deadline) &&
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 && e == 0)
+		return fd;
+	close(fd);
+	return -1;
+}
+
+/*
+ * Ask q again over TCP (RFC 7766 §8: the two-octet length, then the
+ * message), the whole exchange within the batch's timeout; its answer,
+ * or NULL.
+ */
 static ldns_pkt *
 over_tcp(const struct batch *b, const struct srvexchange_query *q)
 {
-	struct timeval tv;
+	uint64_t deadline = now_ms() + b->timeout_ms;
+	uint16_t id = (uint16_t)b->rnd.next(b->rnd.state);
 	ldns_buffer *wire;
 	ldns_pkt *pkt = NULL;
-	uint8_t *raw = NULL;
+	uint8_t len[2], *raw = NULL;
 	size_t size;
-	uint16_t id = (uint16_t)b->rnd.next(b->rnd.state);
+	int fd = -1;
 
 	if ((wire = query_wire(q, id)) == NULL)
 		return NULL;
-	tv.tv_sec = b->timeout_ms / 1000;
-	tv.tv_usec = (b->timeout_ms % 1000) * 1000;
-	if (ldns_tcp_send(&raw, wire, b->server, b->len, tv, &size) ==
-	    LDNS_STATUS_OK && ldns_wire2pkt(&pkt, raw, size) == LDNS_STATUS_OK &&
-	    !answers(pkt, q, id)) {
+	size = ldns_buffer_position(wire);
+	len[0] = (uint8_t)(size >> 8);
+	len[1] = (uint8_t)size;
+	if ((fd = tcp_connect(b, deadline)) == -1 ||
+	    tcp_transfer(fd, len, 2, 1, deadline) == -1 ||
+	    tcp_transfer(fd, ldns_buffer_begin(wire), size, 1, deadline) ==
+	    -1 ||
+	    tcp_transfer(fd, len, 2, 0, deadline) == -1)
+		goto out;
+	size = (size_t)len[0] << 8 | len[1];
+	if ((raw = malloc(size > 0 ? size : 1)) == NULL ||
+	    tcp_transfer(fd, raw, size, 0, deadline) == -1 ||
+	    ldns_wire2pkt(&pkt, raw, size) != LDNS_STATUS_OK)
+		goto out;
+	if (!answers(pkt, q, id)) {
 		ldns_pkt_free(pkt);
 		pkt = NULL;
 	}
+out:
+	if (fd != -1)
+		close(fd);
 	free(raw);
 	ldns_buffer_free(wire);
 	return pkt;

@@ -35,7 +35,9 @@ struct srvexchange_query {
  * first sent. Only a response from the server's address and port with
  * the query's ID and question (name case-insensitive, type, class) is
  * taken (RFC 5452 §9); one with TC set is asked again over TCP (RFC 7766
- * §5), within timeout_ms. Sets every q[i].answer and returns 0, or -1
+ * §5), one question after the other, each exchange (connection, query,
+ * answer) within timeout_ms as a whole, however slowly the server sends.
+ * Sets every q[i].answer and returns 0, or -1
  * with errno (ENOMEM, or EMFILE and such from socket(2)) after freeing
  * the answers it had.
  */

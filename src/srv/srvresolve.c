@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,6 +195,7 @@ add_srv_set(struct work *w, const ldns_pkt *pkt, const ldns_rdf *qname,
 	if ((rrs = room(list, sizeof(*rrs))) == NULL ||
 	    convert(w, list, conv_srv, sizeof(*rrs), rrs, &n) == -1)
 		goto out;
+	n = srvanswer_srv_unique(rrs, n);
 	if (srv_unavailable(rrs, n))
 		w->unavailable = 1;
 	else if (n == 0)
@@ -266,9 +268,25 @@ wanted(int family, ldns_rr_type type)
 	    family == (type == LDNS_RR_TYPE_A ? AF_INET : AF_INET6);
 }
 
+/* The question of an earlier lookup l[0..nl) of that name and type, or
+ * SIZE_MAX: a target listed twice (other ports) is asked for once. */
+static size_t
+same_question(const struct lookup *l, size_t nl, const ldns_rdf *target,
+    ldns_rr_type type)
+{
+	size_t i;
+
+	for (i = 0; i < nl; i++)
+		if (l[i].rrs == NULL && l[i].type == type &&
+		    ldns_dname_compare(l[i].target, target) == 0)
+			return l[i].qi;
+	return SIZE_MAX;
+}
+
 /*
  * The lookups of every candidate, AAAA before A, and the questions for
- * those that the additional sections do not answer.
+ * those that the additional sections do not answer, one per name and
+ * type.
  */
 static int
 plan_lookups(struct work *w, struct lookup *l, size_t *nl,
@@ -296,7 +314,8 @@ plan_lookups(struct work *w, struct lookup *l, size_t *nl,
 			if (w->srcpkt[ci] != NULL)
 				l[*nl].rrs = srvanswer_additional(w->srcpkt[ci],
 				    l[*nl].target, types[t]);
-			if (l[*nl].rrs == NULL) {
+			if (l[*nl].rrs == NULL && (l[*nl].qi = same_question(l,
+			    *nl, l[*nl].target, types[t])) == SIZE_MAX) {
 				l[*nl].qi = *nq;
 				q[*nq].qname = l[*nl].target;
 				q[(*nq)++].qtype = types[t];
@@ -604,6 +623,10 @@ srvresolve_naptr(const struct srvresolve_options *o, const char *domain,
 		goto out;
 	}
 	res->naptr_cut += walk.too_deep + walk.over_budget;
+	/* A branch cut at a bound (a loop) did not resolve: not "no such
+	 * service", should nothing else be found. */
+	if (res->naptr_cut > 0)
+		w.failed = 1;
 	switch (first) {
 	case SRVNAPTR_FOUND:
 		if (add_terminals(&w) == -1 || resolve_addresses(&w) == -1)

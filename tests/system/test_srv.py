@@ -23,9 +23,13 @@ import socket
 import threading
 import time
 
+import dns.flags
+import dns.message
+import dns.rdatatype
+import dns.rrset
 import pytest
 
-from dnstest import ports, srvcmd
+from dnstest import ports, srvcmd, upstream
 from dnstest.daemon import Forward
 from dnstest.zonetext import zone
 
@@ -140,6 +144,9 @@ def lab_zone(primary, backup):
         "spare A 127.0.0.1",
         f"_other._tcp SRV 10 5 {primary} first",
         f"_udp._udp SRV 10 5 {primary} first",
+        # an S-NAPTR loop: loop -> loop2 -> loop, never terminal
+        'loop NAPTR 10 10 "" "x-lab:x-tcp" "" loop2.lab.test.',
+        'loop2 NAPTR 10 10 "" "x-lab:x-tcp" "" loop.lab.test.',
     ])
 
 
@@ -414,6 +421,23 @@ def test_naptr_chain_resolves_to_the_srv_set(lab):
     assert r.json["status"] == "nodata", r
 
 
+def test_naptr_loop_is_a_failure(lab):
+    """loop.lab.test's only record sends the walk to loop2, whose only
+    record sends it back (flags "": RFC 3958 §2.2.3). The chain is cut at
+    SRVNAPTR_DEPTH_MAX = 8 lookups deep, each name asked once (the walk
+    remembers its answers), and as nothing else was found the lookup
+    failed (exit 4, servfail): a broken tree, not a domain that decidedly
+    has no such service (exit 3)."""
+    d, ns = lab[0], lab[1]
+    mark = ns.mark()
+    r = srvcmd.run(d.port, "--json", "--naptr", "x-lab:x-tcp", "loop.lab.test")
+    assert r.rc == srvcmd.RESOLUTION, r
+    assert r.json["status"] == "servfail" and r.json["candidates"] == [], r
+    assert "S-NAPTR branches cut" in r.stderr, r
+    assert ns.count("loop.lab.test", "NAPTR", since=mark) == 1
+    assert ns.count("loop2.lab.test", "NAPTR", since=mark) == 1
+
+
 def test_connect_timeout(new_bind, dnsdamper, bind, listeners):
     """--timeout bounds each attempt: a listener whose accept queue is
     full (backlog 0, one connection waiting) makes the kernel drop the
@@ -555,6 +579,115 @@ def test_resolver_faults(new_bind, faultproxy, listeners):
     r = srvcmd.run(fp.port, "--json", "_svc._tcp.lab.test")
     assert r.rc == srvcmd.RESOLUTION, r
     assert r.json["status"] == "servfail", r
+
+
+class Trickler:
+    """A resolver on a free loopback port that says TC=1 to every UDP
+    question (RFC 7766 §5: ask again over TCP) and then, over TCP, sends
+    its answer (NODATA, about 50 octets with the length) one octet every
+    TRICKLE_S: a whole minute or more, were it waited for."""
+
+    TRICKLE_S = 1.0
+
+    def __init__(self):
+        self.port = ports.free_port()
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind((ports.LOOPBACK, self.port))
+        self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.tcp.bind((ports.LOOPBACK, self.port))
+        self.tcp.listen(4)
+        self.tcp_questions = 0
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=f, daemon=True)
+                         for f in (self._serve_udp, self._serve_tcp)]
+        for t in self._threads:
+            t.start()
+
+    @staticmethod
+    def _answer(wire, tc):
+        r = dns.message.make_response(dns.message.from_wire(wire))
+        r.flags |= dns.flags.RA | (dns.flags.TC if tc else 0)
+        return r.to_wire()
+
+    def _ready(self, sock):
+        while not self._stop.is_set():
+            if select.select([sock], [], [], 0.05)[0]:
+                return True
+        return False
+
+    def _serve_udp(self):
+        while self._ready(self.udp):
+            data, peer = self.udp.recvfrom(65535)
+            self.udp.sendto(self._answer(data, True), peer)
+
+    def _serve_tcp(self):
+        while self._ready(self.tcp):
+            conn, _ = self.tcp.accept()
+            with conn:
+                n = int.from_bytes(conn.recv(2), "big")
+                data = conn.recv(n)
+                self.tcp_questions += 1
+                wire = self._answer(data, False)
+                for octet in len(wire).to_bytes(2, "big") + wire:
+                    if self._stop.wait(self.TRICKLE_S):
+                        break
+                    try:
+                        conn.send(bytes([octet]))
+                    except OSError:
+                        break
+
+    def close(self):
+        self._stop.set()
+        for t in self._threads:
+            t.join(5.0)
+        self.udp.close()
+        self.tcp.close()
+
+
+def test_tcp_answer_trickled_is_given_up():
+    """A resolver that answers over TCP an octet a second: the command
+    gives up after its 5 s question timeout (dnsdamper-srv(1): "given up
+    after 5 seconds", over TCP too) and exits 4, instead of waiting for
+    the ~50 octets, which would outlast the 30 s that srvcmd.run allows.
+    (ldns_tcp_send's timeout is per read: each octet restarted it.)"""
+    t = Trickler()
+    try:
+        r = srvcmd.run(t.port, "--json", "_x._tcp.lab.test")
+        assert r.rc == srvcmd.RESOLUTION, r
+        assert r.json["status"] == "servfail", r
+        assert t.tcp_questions == 1
+    finally:
+        t.close()
+
+
+def test_duplicate_records_are_one_candidate():
+    """RFC 2181 §5: an RRset is a set; a resolver that sends the same SRV
+    record three times (the target in another case twice: names compare
+    case-insensitively, RFC 4343) gives one candidate, tried once, not a
+    target with three times its weight. A record that differs in its port
+    stays a candidate of its own, and the target of both is asked for
+    once (one A question with -4)."""
+    def respond(q):
+        r = dns.message.make_response(q)
+        r.flags |= dns.flags.RA
+        qn = q.question[0]
+        if qn.rdtype == dns.rdatatype.SRV:
+            for text in ("10 1 80 t.lab.test.", "10 1 80 T.LAB.TEST.",
+                         "10 1 80 t.Lab.test.", "10 1 81 t.lab.test."):
+                r.answer.append(dns.rrset.from_text(qn.name, 60, "IN",
+                                                    "SRV", text))
+        elif qn.rdtype == dns.rdatatype.A:
+            r.answer.append(dns.rrset.from_text(qn.name, 60, "IN", "A",
+                                                "127.0.0.1"))
+        return r
+    rec = upstream.Recorder().answer_with(respond)
+    try:
+        r = srvcmd.run(rec.port, "--json", "-4", "_d._tcp.lab.test")
+        assert r.rc == srvcmd.FOUND, r
+        assert sorted(c["port"] for c in r.json["candidates"]) == [80, 81], r
+        assert len(rec.log(qtype="A")) == 1, rec.log()
+    finally:
+        rec.stop()
 
 
 @pytest.mark.parametrize("args", [

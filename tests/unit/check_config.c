@@ -15,6 +15,7 @@
 #include "addr.h"
 #include "check_main.h"
 #include "config.h"
+#include "directive.h"
 #include "log.h"
 #include "parse.h"
 #include "printconf.h"
@@ -106,26 +107,26 @@ find_forward(const struct config *conf, const char *zone)
 
 /* Every scalar of a directive table equal in a and b (structs of it). */
 static void
-assert_scalars_equal(const struct parse_directive *table, const void *a,
+assert_scalars_equal(const struct directive *table, const void *a,
     const void *b)
 {
-	const struct parse_directive *d;
+	const struct directive *d;
 
 	for (d = table; d->name != NULL; d++) {
-		if (d->kind == PARSE_SPECIAL)
+		if (d->kind == DIRECTIVE_SPECIAL)
 			continue;
-		if (d->kind == PARSE_STRING) {
+		if (d->kind == DIRECTIVE_STRING) {
 			ck_assert_str_eq(*(char *const *)((const char *)a +
 			    d->offset), *(char *const *)((const char *)b +
 			    d->offset));
 			continue;
 		}
-		ck_assert_msg(parse_get(d, a, d->offset) ==
-		    parse_get(d, b, d->offset), "%s differs", d->name);
-		if (d->flags & PARSE_PAIR)
-			ck_assert_msg(parse_get(d, a, d->offset_max) ==
-			    parse_get(d, b, d->offset_max), "%s max differs",
-			    d->name);
+		ck_assert_msg(directive_get(d, a, d->offset) ==
+		    directive_get(d, b, d->offset), "%s differs", d->name);
+		if (d->flags & DIRECTIVE_PAIR)
+			ck_assert_msg(directive_get(d, a, d->offset_max) ==
+			    directive_get(d, b, d->offset_max),
+			    "%s max differs", d->name);
 	}
 }
 
@@ -720,6 +721,17 @@ static const struct error_case {
 	  "resource record: Syntax error, could not parse the RR's rdata\n" },
 	{ "local-data \"www.example. 300 CH TXT \\\"x\\\"\"\n",
 	  "x.conf:1: local-data: class CH is not IN\n" },
+	/* ldns, without an origin, reads "@" as the root and $ORIGIN as a
+	 * name "$ORIGIN." of type 0 (reserved, RFC 6895 §3.1) */
+	{ "local-data \"@ A 192.0.2.1\"\n",
+	  "x.conf:1: local-data: \"@\": there is no origin; give the record's "
+	  "name\n" },
+	{ "local-data \" $ORIGIN example.\"\n",
+	  "x.conf:1: local-data: \"$ORIGIN\" is a zone file directive, not a "
+	  "record\n" },
+	{ "local-data \"x.example. TYPE0 \\# 0\"\n",
+	  "x.conf:1: local-data: type TYPE0 is not data (RFC 6895 section "
+	  "3.1)\n" },
 	/* RFC 2181 §10.1: a CNAME and nothing else at its name, whichever
 	 * comes first; one CNAME at most. */
 	{ "local-data \"x.example. CNAME y.example.\"\n"
@@ -1267,24 +1279,24 @@ END_TEST
 
 /* Every default is a value its directive's table entry accepts. */
 static void
-assert_defaults_valid(const struct parse_directive *table, const void *base)
+assert_defaults_valid(const struct directive *table, const void *base)
 {
-	const struct parse_directive *d;
+	const struct directive *d;
 	const struct config_name *n;
 	const char *str;
 	uint64_t v;
 
 	for (d = table; d->name != NULL; d++) {
-		if (d->kind == PARSE_SPECIAL)
+		if (d->kind == DIRECTIVE_SPECIAL)
 			continue;
-		if (d->kind == PARSE_STRING) {
+		if (d->kind == DIRECTIVE_STRING) {
 			str = *(char *const *)((const char *)base + d->offset);
 			ck_assert_msg(str != NULL && *str != '\0',
 			    "%s has no default", d->name);
 			continue;
 		}
-		v = parse_get(d, base, d->offset);
-		if (d->kind == PARSE_ENUM) {
+		v = directive_get(d, base, d->offset);
+		if (d->kind == DIRECTIVE_ENUM) {
 			for (n = d->names; n->name != NULL; n++)
 				if ((uint64_t)n->value == v)
 					break;
@@ -1294,10 +1306,10 @@ assert_defaults_valid(const struct parse_directive *table, const void *base)
 		}
 		ck_assert_msg(v >= d->min && v <= d->max, "%s: %llu is out of "
 		    "range", d->name, (unsigned long long)v);
-		if (d->flags & PARSE_PAIR)
-			ck_assert_msg(parse_get(d, base, d->offset_max) >= v &&
-			    parse_get(d, base, d->offset_max) <= d->max,
-			    "%s: maximum out of range", d->name);
+		if (d->flags & DIRECTIVE_PAIR)
+			ck_assert_msg(directive_get(d, base, d->offset_max) >=
+			    v && directive_get(d, base, d->offset_max) <=
+			    d->max, "%s: maximum out of range", d->name);
 	}
 }
 
@@ -1327,7 +1339,7 @@ record_error(void *arg, const struct config_where *where,
 		fprintf(fp, "%s:%d ", where->file, where->line);
 	else {
 		/* The reader looks the name up in its table. */
-		ck_assert_ptr_nonnull(parse_lookup(parse_top, directive));
+		ck_assert_ptr_nonnull(directive_lookup(parse_top, directive));
 		fprintf(fp, "[%s] ", directive);
 	}
 	vfprintf(fp, fmt, ap);

@@ -195,6 +195,72 @@ START_TEST(name_length)
 }
 END_TEST
 
+/*
+ * Hostile files: a line over HOSTS_LINE_MAX octets (here only blanks and
+ * a name, a valid line were it not so long) and one with a NUL octet are
+ * skipped with what they are, the lines after them read; a file without
+ * a newline at all is one line, read to its end in bounded memory.
+ */
+START_TEST(hostile_lines)
+{
+	static const char nul[] = "192.0.2.2 good\0evil.example\n";
+	struct hosts_stamp st;
+	struct seen s;
+	FILE *fp;
+	int i;
+
+	ck_assert_ptr_nonnull(fp = fopen("hosts", "w"));
+	fprintf(fp, "192.0.2.1");
+	for (i = 0; i < HOSTS_LINE_MAX; i++)
+		fputc(' ', fp);
+	fprintf(fp, "long.example\n");
+	fwrite(nul, 1, sizeof(nul) - 1, fp);
+	fprintf(fp, "192.0.2.3 after.example\n");
+	ck_assert_int_eq(fclose(fp), 0);
+	ck_assert_int_eq(read_hosts("hosts", &st, &s), 1);
+	ck_assert_str_eq(s.lines.text, "hosts:3 192.0.2.3 after.example\n");
+	ck_assert_str_eq(s.warnings.text,
+	    "hosts:1: longer than 16384 octets; line skipped\n"
+	    "hosts:2: a NUL octet; line skipped\n");
+	seen_free(&s);
+
+	ck_assert_ptr_nonnull(fp = fopen("hosts", "w"));
+	for (i = 0; i < 4 * HOSTS_LINE_MAX; i++)
+		fputc('x', fp);
+	ck_assert_int_eq(fclose(fp), 0);
+	ck_assert_int_eq(read_hosts("hosts", &st, &s), 0);
+	ck_assert_str_eq(s.warnings.text,
+	    "hosts:1: longer than 16384 octets; line skipped\n");
+	seen_free(&s);
+}
+END_TEST
+
+/* A file of junk: the first HOSTS_WARN_MAX broken lines are named, the
+ * rest only counted, so that every reread does not flood the log. */
+START_TEST(warnings_bounded)
+{
+	struct hosts_stamp st;
+	struct seen s;
+	char *p;
+	FILE *fp;
+	int i, n = 0;
+
+	ck_assert_ptr_nonnull(fp = fopen("hosts", "w"));
+	for (i = 0; i < 1000; i++)
+		fprintf(fp, "junk%d x\n", i);
+	fprintf(fp, "192.0.2.1 fine.example\n");
+	ck_assert_int_eq(fclose(fp), 0);
+	ck_assert_int_eq(read_hosts("hosts", &st, &s), 1);
+	for (p = s.warnings.text; (p = strchr(p, '\n')) != NULL; p++)
+		n++;
+	ck_assert_int_eq(n, HOSTS_WARN_MAX + 1);
+	ck_assert_ptr_nonnull(strstr(s.warnings.text, "hosts:10: \"junk9\" "
+	    "is not an IPv4 or IPv6 address; line skipped\n"
+	    "hosts: 990 more broken lines skipped\n"));
+	seen_free(&s);
+}
+END_TEST
+
 START_TEST(cannot_open)
 {
 	struct hosts_stamp st, again;
@@ -264,6 +330,8 @@ hosts_suite(void)
 	tcase_add_test(tc, good_lines);
 	tcase_add_test(tc, bad_lines);
 	tcase_add_test(tc, name_length);
+	tcase_add_test(tc, hostile_lines);
+	tcase_add_test(tc, warnings_bounded);
 	tcase_add_test(tc, cannot_open);
 	tcase_add_test(tc, stamps);
 	suite_add_tcase(s, tc);

@@ -11,6 +11,7 @@
 
 #include "check_main.h"
 #include "config.h"
+#include "localbuild.h"
 #include "localdata.h"
 #include "log.h"
 #include "parse.h"
@@ -38,7 +39,7 @@ table_set(const char *text)
 	ck_assert_str_eq(testutil_capture_end(&c), "");
 	testutil_capture_free(&c);
 	localzone_table_unref(table);
-	ck_assert_ptr_nonnull(table = localzone_table_new(&conf));
+	ck_assert_ptr_nonnull(table = localbuild_table(&conf));
 	config_free(&conf);
 }
 
@@ -55,6 +56,8 @@ setup(void)
 	    "local-data \"a2.corp.example. 60 CNAME www.corp.example.\"\n"
 	    "local-data \"loop1.corp.example. CNAME loop2.corp.example.\"\n"
 	    "local-data \"loop2.corp.example. CNAME loop1.corp.example.\"\n"
+	    "local-data \"self.corp.example. CNAME Self.corp.example.\"\n"
+	    "local-data \"gone.corp.example. CNAME nope.corp.example.\"\n"
 	    "local-data \"out.corp.example. CNAME www.example.org.\"\n");
 }
 
@@ -196,9 +199,36 @@ START_TEST(cname_chain)
 	p = ask("a1.corp.example.", LDNS_RR_TYPE_CNAME);
 	ck_assert_uint_eq(ldns_pkt_ancount(p), 1);
 	ldns_pkt_free(p);
-	/* a loop ends at LOCALDATA_MAX_CHAIN CNAMEs */
+	/* a loop ends where a name comes round again: each CNAME of it
+	 * once (RFC 2181 §5: no record twice), for the client to see the
+	 * loop, not LOCALDATA_MAX_CHAIN copies */
 	p = ask("loop1.corp.example.", LDNS_RR_TYPE_A);
-	ck_assert_uint_eq(ldns_pkt_ancount(p), LOCALDATA_MAX_CHAIN);
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 2);
+	assert_record(ldns_pkt_answer(p), 0, "loop1.corp.example.\t3600\tIN\t"
+	    "CNAME\tloop2.corp.example.\n");
+	assert_record(ldns_pkt_answer(p), 1, "loop2.corp.example.\t3600\tIN\t"
+	    "CNAME\tloop1.corp.example.\n");
+	ldns_pkt_free(p);
+	p = ask("SELF.corp.example.", LDNS_RR_TYPE_A);
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 1);
+	ldns_pkt_free(p);
+	/* the chain's end has no AAAA: NODATA there, so the SOA of its
+	 * zone (RFC 2308 §3), for the client's negative cache */
+	p = ask("a1.corp.example.", LDNS_RR_TYPE_AAAA);
+	ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_NOERROR);
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 2);
+	ck_assert_uint_eq(ldns_pkt_nscount(p), 1);
+	assert_record(ldns_pkt_authority(p), 0, "corp.example.\t3600\tIN\t"
+	    "SOA\tcorp.example. nobody.invalid. 1 3600 1200 604800 3600\n");
+	ldns_pkt_free(p);
+	/* a target that does not exist in a static zone: the rcode is the
+	 * chain's end's, NXDOMAIN (RFC 6604 §3), with the SOA */
+	p = ask("gone.corp.example.", LDNS_RR_TYPE_A);
+	ck_assert_int_eq(ldns_pkt_get_rcode(p), LDNS_RCODE_NXDOMAIN);
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 1);
+	ck_assert_uint_eq(ldns_pkt_nscount(p), 1);
+	assert_record(ldns_pkt_authority(p), 0, "corp.example.\t3600\tIN\t"
+	    "SOA\tcorp.example. nobody.invalid. 1 3600 1200 604800 3600\n");
 	ldns_pkt_free(p);
 	/* a target that is not local: the CNAME alone */
 	p = ask("out.corp.example.", LDNS_RR_TYPE_A);

@@ -14,6 +14,7 @@
 
 #include "check_main.h"
 #include "config.h"
+#include "localbuild.h"
 #include "localzone.h"
 #include "log.h"
 #include "parse.h"
@@ -58,7 +59,7 @@ table_of(const char *text)
 	ck_assert_int_eq(parse_load("x.conf", &conf, c.fp), 0);
 	ck_assert_str_eq(testutil_capture_end(&c), "");
 	testutil_capture_free(&c);
-	ck_assert_ptr_nonnull(t = localzone_table_new(&conf));
+	ck_assert_ptr_nonnull(t = localbuild_table(&conf));
 	config_free(&conf);
 	return t;
 }

@@ -18,6 +18,7 @@
 #include "check_main.h"
 #include "config.h"
 #include "fetch.h"
+#include "localbuild.h"
 #include "localzone.h"
 #include "query.h"
 #include "testnet.h"
@@ -113,7 +114,7 @@ world_new(struct world *w, uint32_t max_waiters)
 	    &w->conf));
 	ck_assert_ptr_nonnull(w->ctx.cache = cache_new(1 << 20, &lim));
 	ck_assert_ptr_nonnull(w->ctx.admit = admit_new(&w->conf));
-	ck_assert_ptr_nonnull(w->ctx.local = localzone_table_new(&w->conf));
+	ck_assert_ptr_nonnull(w->ctx.local = localbuild_table(&w->conf));
 	ck_assert_ptr_nonnull(w->ctx.fetches = fetch_ctx_new_on(&w->net.t,
 	    &s, query_fetch_done, &w->ctx));
 	LIST_INIT(&w->ctx.answering);

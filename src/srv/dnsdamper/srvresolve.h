@@ -125,8 +125,9 @@ int	srvresolve_srv(const struct srvresolve_options *o, const char *qname,
  * is that of the first NAPTR lookup when it found nothing (NXDOMAIN,
  * NODATA also when no record offers the service over one of the
  * protocols, SERVFAIL); else OK when a candidate has an address, SERVFAIL
- * when a later lookup failed, UNAVAILABLE when every branch ended in a
- * lone ".", NODATA otherwise. Returns as srvresolve_srv.
+ * when a later lookup failed or a branch was cut at SRVNAPTR_DEPTH_MAX or
+ * SRVNAPTR_LOOKUPS_MAX (a loop: naptr_cut), UNAVAILABLE when every branch
+ * ended in a lone ".", NODATA otherwise. Returns as srvresolve_srv.
  */
 int	srvresolve_naptr(const struct srvresolve_options *o,
 	    const char *domain, const char *service,
