@@ -30,16 +30,20 @@
 #define UPSTREAM_DOWN_AFTER		3
 #define UPSTREAM_DOWN_AFTER_ANSWERS	10
 /*
- * Re-probe back-off of a down upstream: from 1 s, doubling, up to 8 s,
+ * Re-probe back-off of a down upstream: from 1 s, doubling, up to 12 s,
  * with full jitter: each probe comes at a uniformly random point of
  * [0, back-off] after the one before (or after the upstream was marked
  * down), so that hosts which saw it go down in the same second do not
- * probe it, nor see it back, in step. One query in 8 s is no load on a
- * dead server, and clients served stale get fresh answers again within
- * seconds of its return, not a minute.
+ * probe it, nor see it back, in step. Hosts then see it back over the
+ * next 12 s, with a density of 2 / 12 a second at most (probes every 6 s
+ * on average): a fleet whose names all went stale refreshes them in its
+ * busiest second at about 2 T / 12 times its steady rate, T their TTL in
+ * seconds, under 2 for T = 10 s (with 8 s, 2.5). Two queries in 6 s are
+ * no load on a dead server, and clients served stale get fresh answers
+ * again within seconds of its return (4 s on average), not a minute.
  */
 #define UPSTREAM_PROBE_FIRST	1000
-#define UPSTREAM_PROBE_MAX	8000
+#define UPSTREAM_PROBE_MAX	12000
 /*
  * Refreshes of stale entries whose refresh failed before an upstream was
  * seen back (upstream_refresh_allowed): at most UPSTREAM_RECOVERY_FIRST in

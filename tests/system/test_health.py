@@ -1,10 +1,10 @@
 """Upstream health (dnsdamper.conf(5) "Upstream health"): after 3 failures
 in a row an upstream is marked down and logged; resolutions try it only
 after the upstreams that are up; it is probed with a back-off of 1 s
-after it was marked down, then doubled (2 s, 4 s, up to 8 s), each probe
-at a uniformly random point of its back-off (full jitter), each asking
-for its zone's SOA and for the latest question it failed; it is marked up
-again, and logged, only when it answers.
+after it was marked down, then doubled (2 s, 4 s, 8 s, up to 12 s), each
+probe at a uniformly random point of its back-off (full jitter), each
+asking for its zone's SOA and for the latest question it failed; it is
+marked up again, and logged, only when it answers.
 
 The upstream under test is a Recorder (dnstest/upstream.py) that logs
 every query with its arrival time: dropping them first (down), relaying

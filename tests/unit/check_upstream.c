@@ -119,14 +119,16 @@ START_TEST(health_down_up_probe)
 	ck_assert_ptr_eq(out[0], pool[1]);
 	ck_assert_ptr_eq(out[1], pool[2]);
 	ck_assert_ptr_eq(out[2], pool[0]);
-	/* Probes: within 1 s, then back-offs of 2 s, 4 s, up to 8 s, each
-	 * probe at a random point of [0, back-off] after the one before
-	 * (full jitter; its distribution is probe_full_jitter's). */
+	/* Probes: within 1 s, then back-offs of 2 s, 4 s, 8 s, then 12 s
+	 * (UPSTREAM_PROBE_MAX), each probe at a random point of [0,
+	 * back-off] after the one before (full jitter; its distribution is
+	 * probe_full_jitter's). */
 	probe_walk(pool[0], &now, 1000);
 	probe_walk(pool[0], &now, 2000);
 	probe_walk(pool[0], &now, 4000);
 	probe_walk(pool[0], &now, 8000);
-	probe_walk(pool[0], &now, 8000);
+	probe_walk(pool[0], &now, 12000);
+	probe_walk(pool[0], &now, 12000);
 	/* A timeout doubled the RTO it was sent with: 400 -> 800 ms. */
 	ck_assert_uint_eq(upstream_rto(pool[0]), 800);
 	/* Only an answer brings it back. */
