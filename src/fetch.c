@@ -172,8 +172,7 @@ fetch_setback(struct fetch *f)
  * Whether f may send a query beyond its first at now: not while every
  * upstream of its zone is down (the probes find out when one is back;
  * asking again meanwhile only adds to the load of a dead server), and
- * only within the retry and hedge budget, its floor for resolutions that
- * clients wait for. Probes send one query each.
+ * only within the retry and hedge budget. Probes send one query each.
  */
 static int
 fetch_may_send_more(struct fetch *f, uint64_t now)
@@ -183,8 +182,7 @@ fetch_may_send_more(struct fetch *f, uint64_t now)
 	if (f->kind != FETCH_RESOLVE || f->n_sent >= FETCH_MAX_ATTEMPTS ||
 	    upstream_all_down(f->zone->upstreams, f->zone->n_upstreams))
 		return 0;
-	return upstream_budget_extra(zone_table_registry(f->zones),
-	    f->n_waiters > 0, now);
+	return upstream_budget_extra(zone_table_registry(f->zones), now);
 }
 
 /*

@@ -339,16 +339,14 @@ upstream_budget_first(struct upstream_registry *reg, uint64_t now)
 }
 
 int
-upstream_budget_extra(struct upstream_registry *reg, int waited,
-    uint64_t now)
+upstream_budget_extra(struct upstream_registry *reg, uint64_t now)
 {
 	struct budget *b = &reg->budget;
 	uint64_t first, extra;
 
 	budget_advance(b, now);
 	budget_sums(b, &first, &extra);
-	if ((!waited || extra >= b->min) &&
-	    extra * 100 >= first * b->percent) {
+	if (extra >= b->min && extra * 100 >= first * b->percent) {
 		b->denied_total++;
 		return 0;
 	}

@@ -265,8 +265,7 @@ int	upstream_probe_due(struct upstream *u, uint64_t now);
  * a resolution beyond its first (a hedge after an RTO, a retry after a
  * failure) is allowed while those sent in the last UPSTREAM_BUDGET_SLOTS
  * seconds number fewer than percent % of the first queries sent in that
- * window, or, for a resolution a client waits for, fewer than min (config
- * retry-budget, retry-budget-min).
+ * window, or fewer than min (config retry-budget, retry-budget-min).
  */
 void	upstream_budget_set(struct upstream_registry *reg, uint32_t percent,
 	    uint32_t min);
@@ -276,14 +275,9 @@ void	upstream_budget_first(struct upstream_registry *reg, uint64_t now);
 
 /*
  * upstream_budget_extra: 1 if a query beyond a resolution's first may be
- * sent at now (ms), counted as sent; 0 if the budget is spent. A client
- * waits for the resolution if waited is 1, and retry-budget-min applies;
- * a background one (a prefetch, a refresh no client waits for) gets only
- * the percentage: its entry is still there to answer, and the next query
- * may refresh it.
+ * sent at now (ms), counted as sent; 0 if the budget is spent.
  */
-int	upstream_budget_extra(struct upstream_registry *reg, int waited,
-	    uint64_t now);
+int	upstream_budget_extra(struct upstream_registry *reg, uint64_t now);
 
 /* What the budget saw, for metrics and reports. */
 struct upstream_budget_stats {

@@ -26,8 +26,6 @@
 enum op {
 	OP_END,
 	OP_ASK,		/* a client asks name (A): fetch_join returns n */
-	OP_REFRESH,	/* the cache refreshes name (A), no client waiting:
-			 * fetch_join returns n */
 	OP_SENT,	/* the next query out asks name of upstream n */
 	OP_REPLY,	/* upstream n answers its latest query for name */
 	OP_PASS,	/* n ms pass */
@@ -80,7 +78,6 @@ struct step {
 };
 
 #define ASK(nm, result)	{ .op = OP_ASK, .name = nm, .n = result }
-#define REFRESH(nm, result)	{ .op = OP_REFRESH, .name = nm, .n = result }
 #define SENT(up, nm)		{ .op = OP_SENT, .name = nm, .n = up, \
 				    .proto = TRANSPORT_UDP }
 #define SENT_PLAIN(up, nm)	{ .op = OP_SENT, .name = nm, .n = up, \
@@ -239,26 +236,6 @@ static const struct scenario scenarios[] = {
 		SENT(1, "d.example."),
 		REPLY(1, "d.example.", R_ANSWER),
 		DONE("d.example.", FETCH_ANSWER, 1),
-	} },
-	/*
-	 * retry-budget-min (10 here, retry-budget 0) is for resolutions that
-	 * clients wait for: a background refresh gets only the percentage,
-	 * none here, and fails at its first SERVFAIL; a client's is retried.
-	 */
-	{ .what = "the budget's floor is for resolutions clients wait for",
-	    .budget = 1, .budget_min = 10, .steps = {
-		REFRESH("a.example.", 1),
-		SENT(0, "a.example."),
-		REPLY(0, "a.example.", R_SERVFAIL),
-		QUIET,
-		PASS(0),
-		DONE("a.example.", FETCH_FAILED, 0),
-		ASK("b.example.", 1),
-		SENT(0, "b.example."),
-		REPLY(0, "b.example.", R_SERVFAIL),
-		SENT(1, "b.example."),
-		REPLY(1, "b.example.", R_ANSWER),
-		DONE("b.example.", FETCH_ANSWER, 1),
 	} },
 	/*
 	 * A lone upstream goes silent: timeouts at 400 ms (RTO 400), then
@@ -657,8 +634,7 @@ client_query(const char *name, struct msg_query *q)
 static void
 ask(struct world *w, const struct step *st)
 {
-	struct fetch_waiter *wt = st->op == OP_ASK ?
-	    &w->waiters[w->n_waiters] : NULL;
+	struct fetch_waiter *wt = &w->waiters[w->n_waiters];
 	struct cache_key key;
 	struct msg_query q;
 	struct zone *z;
@@ -670,7 +646,7 @@ ask(struct world *w, const struct step *st)
 	    q.q.qname_len, q.q.qtype));
 	ck_assert_int_eq(fetch_join(w->ctx, &key, &q, w->zones, z, w->net.now,
 	    wt), st->n);
-	if (st->n >= 0 && wt != NULL)
+	if (st->n >= 0)
 		w->n_waiters++;
 }
 
@@ -853,7 +829,6 @@ START_TEST(scenario)
 	for (st = sc->steps; st->op != OP_END; st++) {
 		switch (st->op) {
 		case OP_ASK:
-		case OP_REFRESH:
 			ask(&w, st);
 			break;
 		case OP_SENT:

@@ -302,9 +302,8 @@ END_TEST
 
 /*
  * The retry and hedge budget: further queries while fewer than 10 % of
- * the first ones of the last 10 s, or, when a client waits, fewer than
- * retry-budget-min (here 2) in that window; the window slides one second
- * at a time.
+ * the first ones of the last 10 s, or fewer than retry-budget-min (here
+ * 2) in that window; the window slides one second at a time.
  */
 START_TEST(retry_budget)
 {
@@ -315,19 +314,19 @@ START_TEST(retry_budget)
 	pool_get();
 	upstream_budget_set(reg, 10, 2);
 	/* A quiet host: no first query, still 2 retries in the window. */
-	ck_assert(upstream_budget_extra(reg, 1, now));
-	ck_assert(upstream_budget_extra(reg, 1, now + 9000));
-	ck_assert(!upstream_budget_extra(reg, 1, now + 9999));
+	ck_assert(upstream_budget_extra(reg, now));
+	ck_assert(upstream_budget_extra(reg, now + 9000));
+	ck_assert(!upstream_budget_extra(reg, now + 9999));
 	/* The first slid out at now + 10000. */
-	ck_assert(upstream_budget_extra(reg, 1, now + 10000));
-	ck_assert(!upstream_budget_extra(reg, 1, now + 10000));
+	ck_assert(upstream_budget_extra(reg, now + 10000));
+	ck_assert(!upstream_budget_extra(reg, now + 10000));
 	/* 50 first queries at now + 10 s: 10 % is 5 in the window (2
 	 * spent). */
 	for (i = 0; i < 50; i++)
 		upstream_budget_first(reg, now + 10000);
 	for (i = 0; i < 3; i++)
-		ck_assert(upstream_budget_extra(reg, 1, now + 10500));
-	ck_assert(!upstream_budget_extra(reg, 1, now + 10500));
+		ck_assert(upstream_budget_extra(reg, now + 10500));
+	ck_assert(!upstream_budget_extra(reg, now + 10500));
 	upstream_budget_stats(reg, now + 10500, &st);
 	ck_assert_uint_eq(st.first, 50);
 	ck_assert_uint_eq(st.extra, 5);
@@ -336,18 +335,10 @@ START_TEST(retry_budget)
 	/* 20 s later the window is empty: only the floor. */
 	upstream_budget_stats(reg, now + 30000, &st);
 	ck_assert_uint_eq(st.first + st.extra, 0);
-	/* A background resolution (no client waiting) gets 10 % of the
-	 * first queries alone, no floor: 1 of 10 first queries. */
-	for (i = 0; i < 10; i++)
-		upstream_budget_first(reg, now + 30000);
-	ck_assert(upstream_budget_extra(reg, 0, now + 30000));
-	ck_assert(!upstream_budget_extra(reg, 0, now + 30000));
-	ck_assert(upstream_budget_extra(reg, 1, now + 30000));
 	/* retry-budget 0, retry-budget-min 0: never. */
 	upstream_budget_set(reg, 0, 0);
 	upstream_budget_first(reg, now + 30000);
-	ck_assert(!upstream_budget_extra(reg, 1, now + 30000));
-	ck_assert(!upstream_budget_extra(reg, 0, now + 30000));
+	ck_assert(!upstream_budget_extra(reg, now + 30000));
 	pool_put();
 }
 END_TEST
