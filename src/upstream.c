@@ -40,7 +40,7 @@ upstream_registry_new(uint32_t min_ms, uint32_t max_ms)
 	reg->timeout_min = min_ms;
 	reg->timeout_max = max_ms;
 	reg->budget.percent = 10;
-	reg->budget.min = 10;
+	reg->budget.min = 20;
 	return reg;
 }
 

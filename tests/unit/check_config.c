@@ -1145,7 +1145,7 @@ START_TEST(test_print_canonical)
 	    "max-inflight 1024\n"
 	    "max-waiters 1000\n"
 	    "retry-budget 10\n"
-	    "retry-budget-min 10\n"
+	    "retry-budget-min 20\n"
 	    "ratelimit 0\n"
 	    "ratelimit-slip 2\n"
 	    "ratelimit-size 10000\n"
