@@ -155,6 +155,7 @@ admit_write_any(const struct config *conf, const struct msg_query *q,
 	size_t n = MSG_HEADER_LEN;
 
 	memset(wire, 0, MSG_HEADER_LEN);
+	wire[7] = 1;	/* ANCOUNT; NOERROR */
 	memcpy(wire + n, q->q.qname, q->q.qname_len);
 	n += q->q.qname_len;
 	n += wire_wr16(wire + n, q->q.qtype);
@@ -169,8 +170,6 @@ admit_write_any(const struct config *conf, const struct msg_query *q,
 	memset(&t, 0, sizeof(t));
 	t.wire = wire;
 	t.len = t.additional_offset = (uint16_t)n;
-	t.counts[MSG_SECTION_ANSWER] = 1;
-	t.rcode = MSG_RCODE_NOERROR;
 	return msg_write_answer(&t, q, &rule, opts, out, cap);
 }
 

@@ -2,11 +2,13 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attempt.h"
+#include "csprng.h"
 #include "log.h"
 
 enum match {
@@ -166,7 +168,7 @@ attempt_plain_retry(struct attempt *a, uint64_t now)
 {
 	attempt_close(a);
 	a->plain_retry = 1;
-	a->id = (uint16_t)arc4random();
+	a->id = (uint16_t)csprng_u32();
 	attempt_write(a, 0);
 	a->st->edns_fallbacks++;
 	attempt_log(a, "FORMERR or NOTIMP to EDNS; asking again without it "
@@ -280,6 +282,9 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 		refuse(a, &counts->malformed, "a malformed response", now);
 		return;
 	}
+	/* The answer to this query came: nothing more is due on its
+	 * socket, whatever the attempt makes of it. */
+	a->answered = 1;
 	if (refuses_edns(a, &r)) {
 		msg_response_free(&r);
 		attempt_plain_retry(a, now);
@@ -299,24 +304,31 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 	msg_response_free(&r);
 }
 
+void
+attempt_init(struct attempt *a, const struct attempt_query *aq,
+    struct upstream *up, struct upstream_stats *st, size_t idx)
+{
+	memset(a, 0, offsetof(struct attempt, qname));
+	a->aq = aq;
+	a->up = up;
+	a->st = st;
+	a->idx = idx;
+	a->id = (uint16_t)csprng_u32();
+	memcpy(a->qname, aq->q.q.qname, aq->q.q.qname_len);
+	if (aq->randomize_case && !up->no_case) {
+		msg_name_randomize_case(a->qname, aq->q.q.qname_len);
+		a->cased = 1;
+	}
+}
+
 struct attempt *
 attempt_new(const struct attempt_query *aq, struct upstream *up,
     struct upstream_stats *st, size_t idx)
 {
 	struct attempt *a;
 
-	if ((a = calloc(1, sizeof(*a))) == NULL)
-		return NULL;
-	a->aq = aq;
-	a->up = up;
-	a->st = st;
-	a->idx = idx;
-	a->id = (uint16_t)arc4random();
-	memcpy(a->qname, aq->q.q.qname, aq->q.q.qname_len);
-	if (aq->randomize_case && !up->no_case) {
-		msg_name_randomize_case(a->qname, aq->q.q.qname_len);
-		a->cased = 1;
-	}
+	if ((a = malloc(sizeof(*a))) != NULL)
+		attempt_init(a, aq, up, st, idx);
 	return a;
 }
 
@@ -351,8 +363,9 @@ void
 attempt_close(struct attempt *a)
 {
 	if (a->conn != NULL)
-		a->aq->t->ops->close(a->conn);
+		a->aq->t->ops->close(a->conn, a->answered);
 	a->conn = NULL;
+	a->answered = 0;
 }
 
 void

@@ -87,21 +87,32 @@ struct attempt {
 	int			 case_only;	/* the name came back only in
 						 * another case: the upstream's
 						 * doing, or forged */
+	int			 answered;	/* its response came: conn may
+						 * carry another query */
 	uint16_t		 id;
 	int			 cased;		/* qname has 0x20 case */
-	uint8_t			 qname[MSG_NAME_MAX];	/* as sent */
-	uint8_t			 wire[MSG_QUERY_MAX_LEN];
 	size_t			 wire_len;
 	uint64_t		 sent;		/* ms */
 	uint32_t		 rto;		/* ms, the timeout it was sent
 						 * with (upstream_rto) */
+	/* attempt_init sets every field above, these as it needs them */
+	uint8_t			 qname[MSG_NAME_MAX];	/* as sent */
+	uint8_t			 wire[MSG_QUERY_MAX_LEN];
 };
 
 /*
- * attempt_new: an attempt of aq to upstream up in the fetch's slot idx,
- * counting into st (up's counters for the fetch's zone, which must stay
- * put while the attempt lives): its ID and 0x20 case are made, nothing is
- * sent yet. Free it with attempt_free. Returns NULL if out of memory.
+ * attempt_init: make *a (the caller's memory, e.g. inside its fetch) an
+ * attempt of aq to upstream up in the fetch's slot idx, counting into st
+ * (up's counters for the fetch's zone, which must stay put while the
+ * attempt lives): its ID and 0x20 case are made, nothing is sent yet.
+ * attempt_close undoes it before the memory goes.
+ */
+void	attempt_init(struct attempt *a, const struct attempt_query *aq,
+	    struct upstream *up, struct upstream_stats *st, size_t idx);
+
+/*
+ * attempt_new: the same in memory of its own; free it with attempt_free.
+ * Returns NULL if out of memory.
  */
 struct attempt *attempt_new(const struct attempt_query *aq,
 	    struct upstream *up, struct upstream_stats *st, size_t idx);
@@ -123,7 +134,11 @@ int	attempt_send(struct attempt *a, uint64_t now);
  */
 void	attempt_timed_out(struct attempt *a, uint64_t now);
 
-/* attempt_close: stop listening; the owner hears nothing more of a. */
+/*
+ * attempt_close: stop listening; the owner hears nothing more of a. Its
+ * socket may carry another query if a's response came (transport.h),
+ * else it is closed.
+ */
 void	attempt_close(struct attempt *a);
 
 /* attempt_free: close and free a. NULL is fine. */

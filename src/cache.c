@@ -1,6 +1,7 @@
 /* cache.c: what a DNS answer may be cached as, for how long, and as what. */
 #include "autoconf.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,27 +23,118 @@ struct cache {
 	struct cache_limits	 lim;
 };
 
+/*
+ * One allocation per entry: the table's node, these few fields, then the
+ * message as it is answered from: header, question (its qname folded:
+ * that, qtype and qclass are the key but for its last octet, bits) and
+ * records up to any OPT, each TTL field holding the TTL the record was
+ * stored with; then, at the next even offset, where each of those TTL
+ * fields is (16 bits each, one per RR the header counts). A failure holds
+ * the header and question only.
+ */
 struct cache_entry {
-	enum cache_kind		 kind;
+	struct lruhash_node	 node;
 	uint64_t		 stored;	/* ms */
-	uint64_t		 expire;	/* ms */
-	uint32_t		 ttl;		/* seconds, lifetime when stored */
 	uint64_t		 refresh_failed; /* ms; 0: no failure since */
-	uint32_t		 jitter;	/* random, drawn when stored:
-						 * low half the prefetch point,
-						 * high half the recheck's */
-	int			 asked;		/* a client asked for it */
-	int			 after_failure;	/* it replaced an entry whose
-						 * refresh had failed */
-	struct msg_template	 tmpl;
-	/* struct msg_ttl_slot[n_ttls] and the wire follow */
+	uint32_t		 ttl;		/* s, lifetime when stored */
+	uint16_t		 len;		/* of the message, octets */
+	uint16_t		 additional_offset; /* first additional RR */
+	uint8_t			 kind;		/* enum cache_kind */
+	uint8_t			 bits;		/* KEY_DO, KEY_CD */
+	uint8_t			 flags;		/* ENTRY_ASKED, ... */
+	uint16_t		 jitter;	/* random, drawn when stored:
+						 * low octet the prefetch point,
+						 * high octet the recheck's */
+	uint8_t			 wire[];	/* the message, the offsets */
 };
 
-static void
-entry_free_value(void *value)
+#define ENTRY_ASKED		1	/* a client asked for it */
+#define ENTRY_AFTER_FAILURE	2	/* it replaced a failure, or an
+					 * entry whose refresh had failed */
+
+/* What an entry costs beyond what it asked malloc for: its chunk header
+ * and rounding, about (glibc: 8 octets, and up to 15 to round to 16). */
+#define ENTRY_MALLOC_OVERHEAD	16
+
+#define ENTRY_OF(n)	((struct cache_entry *)(void *)((char *)(n) - \
+			    offsetof(struct cache_entry, node)))
+
+/* The RRs a message counts: every one has a TTL (no OPT is kept). */
+static size_t
+wire_rrs(const uint8_t *wire)
 {
-	free(value);
+	return (size_t)wire_rd16(wire + 6) + wire_rd16(wire + 8) +
+	    wire_rd16(wire + 10);
 }
+
+/* Where the TTL offsets of e's message, len octets, start. */
+static size_t
+offsets_at(size_t len)
+{
+	return (len + 1) & ~(size_t)1;
+}
+
+static const uint16_t *
+entry_offsets(const struct cache_entry *e)
+{
+	return (const uint16_t *)(const void *)(e->wire + offsets_at(e->len));
+}
+
+/* The octets an entry with a message of len octets, n RRs, takes. */
+static size_t
+entry_alloc_size(size_t len, size_t n)
+{
+	return offsetof(struct cache_entry, wire) + offsets_at(len) +
+	    n * sizeof(uint16_t);
+}
+
+static size_t
+entry_size(const struct cache_entry *e)
+{
+	return entry_alloc_size(e->len, wire_rrs(e->wire)) +
+	    ENTRY_MALLOC_OVERHEAD;
+}
+
+static uint64_t
+entry_expire(const struct cache_entry *e)
+{
+	return e->stored + (uint64_t)e->ttl * 1000;
+}
+
+/* The length of the qname of e's question. */
+static size_t
+entry_qname_len(const struct cache_entry *e)
+{
+	const uint8_t *q = e->wire + MSG_HEADER_LEN;
+	size_t n = 0;
+
+	/* Checked when stored: uncompressed, within the message. */
+	while (q[n] != 0)
+		n += (size_t)q[n] + 1;
+	return n + 1;
+}
+
+/* The key of the entry holding n is key: its question and bits. */
+static int
+entry_match(const struct lruhash_node *n, const void *key, size_t keylen)
+{
+	const struct cache_entry *e = ENTRY_OF(n);
+	const uint8_t *k = key;
+
+	/* Wire names are prefix-free: the question compares equal to the
+	 * key's for keylen - 1 octets only if it is the key's. */
+	return e->bits == k[keylen - 1] &&
+	    e->len >= MSG_HEADER_LEN + keylen - 1 &&
+	    memcmp(e->wire + MSG_HEADER_LEN, k, keylen - 1) == 0;
+}
+
+static void
+entry_free_node(struct lruhash_node *n)
+{
+	free(ENTRY_OF(n));
+}
+
+static const struct lruhash_type entry_type = { entry_match, entry_free_node };
 
 struct cache *
 cache_new(uint64_t size_bytes, const struct cache_limits *lim)
@@ -54,7 +146,7 @@ cache_new(uint64_t size_bytes, const struct cache_limits *lim)
 		return NULL;
 	while (shards > 1 && size_bytes / shards < CACHE_SHARD_MIN)
 		shards /= 2;
-	if ((c->table = lruhash_new(shards, size_bytes, entry_free_value)) ==
+	if ((c->table = lruhash_new(shards, size_bytes, &entry_type)) ==
 	    NULL) {
 		free(c);
 		return NULL;
@@ -204,14 +296,14 @@ wire_end(const struct msg_response *r)
 /*
  * The stored TTL of each RR, by the rules of stored_ttl, and never above
  * was[i] (its TTL when it was stored before, for an entry restored; NULL
- * for one new); sets the entry's lifetime, and makes it uncacheable if an
- * answer or authority TTL is 0.
+ * for one new), written into e's message; sets the entry's lifetime, and
+ * makes it uncacheable if an answer or authority TTL is 0.
  */
 static void
 fill_ttls(const struct cache *c, struct cache_entry *e,
-    const struct msg_response *r, struct msg_ttl_slot *slots,
-    const uint32_t *was)
+    const struct msg_response *r, const uint32_t *was)
 {
+	const uint16_t *offsets = entry_offsets(e);
 	uint32_t lifetime = UINT32_MAX, ttl;
 	size_t i, n = 0;
 	int zero = 0;
@@ -222,7 +314,7 @@ fill_ttls(const struct cache *c, struct cache_entry *e,
 		ttl = stored_ttl(c, e->kind, r, i);
 		if (was != NULL)
 			ttl = min32(ttl, was[n]);
-		slots[n++].ttl = ttl;
+		wire_wr32(e->wire + offsets[n++], ttl);
 		/* Glue ages out on its own (to 0) without ending the answer. */
 		if (r->rrs[i].section == MSG_SECTION_ADDITIONAL)
 			continue;
@@ -247,44 +339,59 @@ additional_offset(const struct msg_response *r, size_t end)
 }
 
 /*
+ * An entry of kind with the header and question of wire (its qname,
+ * qname_len octets, folded: the key), len octets of message in all (the
+ * caller's to fill past the question) and n TTL offsets; no refresh
+ * failed yet. NULL if out of memory.
+ */
+static struct cache_entry *
+entry_make(enum cache_kind kind, const uint8_t *wire, size_t qname_len,
+    size_t len, size_t n, int bits)
+{
+	struct cache_entry *e;
+	size_t question = MSG_HEADER_LEN + qname_len + MSG_QTYPE_QCLASS_LEN;
+
+	if ((e = malloc(entry_alloc_size(len, n))) == NULL)
+		return NULL;
+	e->refresh_failed = 0;
+	e->jitter = (uint16_t)arc4random();
+	e->flags = 0;
+	e->len = (uint16_t)len;
+	e->additional_offset = (uint16_t)len;
+	e->kind = (uint8_t)kind;
+	e->bits = (uint8_t)bits;
+	memcpy(e->wire, wire, question);
+	msg_name_fold(e->wire + MSG_HEADER_LEN, qname_len);
+	return e;
+}
+
+/*
  * An entry holding r's message up to its OPT (which must be last), with
- * a TTL slot at each RR but the OPT; the TTL values, kind and times are
- * the caller's to set. NULL if r's OPT is not last or out of memory.
+ * a TTL offset for each RR but the OPT; the TTL values, kind and times
+ * are the caller's to set. NULL if r's OPT is not last or out of memory.
  */
 static struct cache_entry *
 entry_alloc(const struct msg_response *r)
 {
 	struct cache_entry *e;
-	struct msg_ttl_slot *slots;
-	uint8_t *wire;
+	uint16_t *offsets;
 	long end;
-	size_t i, n = r->n_rrs - (r->opt_index != -1);
+	size_t i, n = r->n_rrs - (r->opt_index != -1), q;
 
-	if ((end = wire_end(r)) == -1)
+	if ((end = wire_end(r)) == -1 || (e = entry_make(CACHE_UNCACHEABLE,
+	    r->pkt, r->q.qname_len, (size_t)end, n, 0)) == NULL)
 		return NULL;
-	e = calloc(1, sizeof(*e) + n * sizeof(*slots) + (size_t)end);
-	if (e == NULL)
-		return NULL;
-	slots = (struct msg_ttl_slot *)(e + 1);
-	wire = (uint8_t *)(slots + n);
-	memcpy(wire, r->pkt, (size_t)end);
+	q = r->question_end;
+	memcpy(e->wire + q, r->pkt + q, (size_t)end - q);
+	offsets = (uint16_t *)(void *)(e->wire + offsets_at(e->len));
 	for (i = 0, n = 0; i < r->n_rrs; i++)
 		if ((long)i != r->opt_index)
-			slots[n++].offset = r->rrs[i].ttl_offset;
-	e->tmpl.wire = wire;
-	e->tmpl.len = (uint16_t)end;
-	e->tmpl.additional_offset = additional_offset(r, (size_t)end);
-	memcpy(e->tmpl.counts, (uint16_t[4]){ 0, (uint16_t)r->counts[1],
-	    (uint16_t)r->counts[2], (uint16_t)(r->counts[3] -
-	    (r->opt_index != -1)) }, sizeof(e->tmpl.counts));
+			offsets[n++] = r->rrs[i].ttl_offset;
+	e->additional_offset = additional_offset(r, (size_t)end);
 	/* Without the OPT, the stored message must count one RR less in
 	 * ARCOUNT, the header's last field (RFC 1035 §4.1.1). */
-	wire_wr16(wire + 10, e->tmpl.counts[MSG_SECTION_ADDITIONAL]);
-	e->tmpl.ttls = slots;
-	e->tmpl.n_ttls = (uint16_t)n;
-	e->tmpl.rcode = r->rcode & 0xf;
-	e->tmpl.ad = (r->flags & MSG_FLAG_AD) != 0;
-	e->jitter = arc4random();
+	wire_wr16(e->wire + 10, (uint16_t)(r->counts[MSG_SECTION_ADDITIONAL] -
+	    (r->opt_index != -1)));
 	return e;
 }
 
@@ -296,10 +403,9 @@ cache_entry_new(const struct cache *c, const struct msg_response *r,
 
 	if ((e = entry_alloc(r)) == NULL)
 		return NULL;
-	e->kind = kind_of(r);
+	e->kind = (uint8_t)kind_of(r);
 	e->stored = now;
-	fill_ttls(c, e, r, (struct msg_ttl_slot *)e->tmpl.ttls, NULL);
-	e->expire = now + (uint64_t)e->ttl * 1000;
+	fill_ttls(c, e, r, NULL);
 	return e;
 }
 
@@ -312,14 +418,23 @@ cache_entry_kind(const struct cache_entry *e)
 void
 cache_entry_set_asked(struct cache_entry *e)
 {
-	e->asked = 1;
+	e->flags |= ENTRY_ASKED;
 }
 
+/* e's answer, as msg_write_answer takes it, with rule for its TTLs. */
 static size_t
-entry_size(const struct cache_entry *e)
+entry_write(const struct cache_entry *e, const struct msg_query *q,
+    const struct msg_ttl_rule *rule, const struct msg_reply_opts *opts,
+    uint8_t *out, size_t cap)
 {
-	return sizeof(*e) + e->tmpl.n_ttls * sizeof(struct msg_ttl_slot) +
-	    e->tmpl.len;
+	struct msg_template t;
+
+	t.wire = e->wire;
+	t.len = e->len;
+	t.additional_offset = e->additional_offset;
+	t.ttl_offsets = entry_offsets(e);
+	t.n_ttls = (uint16_t)wire_rrs(e->wire);
+	return msg_write_answer(&t, q, rule, opts, out, cap);
 }
 
 size_t
@@ -332,7 +447,7 @@ cache_entry_answer(const struct cache_entry *e, const struct msg_query *q,
 	rule.elapsed = now > e->stored ? (uint32_t)((now - e->stored) / 1000) :
 	    0;
 	rule.fixed = 0;
-	return msg_write_answer(&e->tmpl, q, &rule, opts, out, cap);
+	return entry_write(e, q, &rule, opts, out, cap);
 }
 
 void
@@ -343,17 +458,18 @@ cache_entry_free(struct cache_entry *e)
 
 /*
  * A new answer replaces the old, and keeps knowing whether a client asked
- * for it (for SRV target prefetch) and whether it ends a failed refresh
- * (an outage's end: see cache_result.after_failure).
+ * for it (for SRV target prefetch) and whether it ends a failure or a
+ * failed refresh (an outage's end: see cache_result.after_failure).
  */
 static int
-answer_replace(const void *old, void *new)
+answer_replace(const struct lruhash_node *old, struct lruhash_node *new)
 {
-	const struct cache_entry *o = old;
-	struct cache_entry *n = new;
+	const struct cache_entry *o = ENTRY_OF(old);
+	struct cache_entry *n = ENTRY_OF(new);
 
-	n->asked |= o->asked;
-	n->after_failure = o->refresh_failed != 0;
+	n->flags |= o->flags & ENTRY_ASKED;
+	if (o->refresh_failed != 0 || o->kind == CACHE_FAILURE)
+		n->flags |= ENTRY_AFTER_FAILURE;
 	return 1;
 }
 
@@ -365,16 +481,23 @@ cache_insert(struct cache *c, const struct cache_key *key,
 		free(e);
 		return -1;
 	}
-	return lruhash_insert(c->table, key->hash, key->data, key->len, e,
-	    entry_size(e), answer_replace);
+	e->bits = key->data[key->len - 1];
+	/* The key is the entry's own question: one copy of it, and the
+	 * only one lookups compare. */
+	if (!entry_match(&e->node, key->data, key->len)) {
+		free(e);
+		return -1;
+	}
+	return lruhash_insert(c->table, key->hash, key->data, key->len,
+	    &e->node, entry_size(e), answer_replace);
 }
 
 /* A failure may only displace another failure (RFC 9520 §3.2). */
 static int
-failure_may_replace(const void *old, void *new)
+failure_may_replace(const struct lruhash_node *old, struct lruhash_node *new)
 {
 	(void)new;
-	return ((const struct cache_entry *)old)->kind == CACHE_FAILURE;
+	return ENTRY_OF(old)->kind == CACHE_FAILURE;
 }
 
 /*
@@ -384,7 +507,7 @@ failure_may_replace(const void *old, void *new)
 static int
 past_stale(const struct cache *c, const struct cache_entry *e, uint64_t now)
 {
-	return now >= e->expire + (e->kind == CACHE_FAILURE ? 0 :
+	return now >= entry_expire(e) + (e->kind == CACHE_FAILURE ? 0 :
 	    (uint64_t)c->lim.stale_max_age * 1000);
 }
 
@@ -395,13 +518,11 @@ struct mark_arg {
 };
 
 static enum lruhash_verdict
-mark_visit(const void *key, size_t keylen, void *value, void *arg)
+mark_visit(struct lruhash_node *n, void *arg)
 {
-	struct cache_entry *e = value;
+	struct cache_entry *e = ENTRY_OF(n);
 	struct mark_arg *a = arg;
 
-	(void)key;
-	(void)keylen;
 	if (e->kind == CACHE_FAILURE)
 		return LRUHASH_KEEP;	/* the new failure replaces it */
 	if (past_stale(a->c, e, a->now))
@@ -415,19 +536,24 @@ void
 cache_refresh_failed(struct cache *c, const struct cache_key *key,
     uint64_t now)
 {
+	uint8_t header[MSG_HEADER_LEN + CACHE_KEY_MAX] = { 0 };
 	struct mark_arg a = { c, now, 0 };
 	struct cache_entry *e;
+	size_t qlen = key->len - CACHE_KEY_TAIL;
 
 	lruhash_lookup(c->table, key->hash, key->data, key->len, mark_visit,
 	    &a);
-	if (a.kept || (e = calloc(1, sizeof(*e))) == NULL)
+	if (a.kept)
 		return;
-	e->kind = CACHE_FAILURE;
+	/* A message of one question, no records: the key, stored once. */
+	header[5] = 1;
+	memcpy(header + MSG_HEADER_LEN, key->data, key->len - 1);
+	if ((e = entry_make(CACHE_FAILURE, header, qlen, MSG_HEADER_LEN +
+	    key->len - 1, 0, key->data[key->len - 1])) == NULL)
+		return;
 	e->stored = now;
-	e->jitter = arc4random();
 	e->ttl = c->lim.failure_ttl;
-	e->expire = now + (uint64_t)e->ttl * 1000;
-	lruhash_insert(c->table, key->hash, key->data, key->len, e,
+	lruhash_insert(c->table, key->hash, key->data, key->len, &e->node,
 	    entry_size(e), failure_may_replace);
 }
 
@@ -449,7 +575,7 @@ stale_answer(const struct lookup_arg *a, const struct cache_entry *e)
 	struct msg_ttl_rule rule = { 0, a->c->lim.stale_answer_ttl };
 
 	opts.ede = MSG_EDE_STALE;
-	return msg_write_answer(&e->tmpl, a->q, &rule, &opts, a->out, a->cap);
+	return entry_write(e, a->q, &rule, &opts, a->out, a->cap);
 }
 
 /*
@@ -462,41 +588,40 @@ recheck_ms(const struct cache *c, const struct cache_entry *e)
 {
 	uint64_t ms = (uint64_t)c->lim.stale_refresh_interval * 1000;
 
-	return ms * 3 / 4 + (ms / 2 * (e->jitter >> 16) >> 16);
+	return ms * 3 / 4 + (ms / 2 * (e->jitter >> 8) >> 8);
 }
 
 static enum lruhash_verdict
-lookup_visit(const void *key, size_t keylen, void *value, void *arg)
+lookup_visit(struct lruhash_node *n, void *arg)
 {
-	struct cache_entry *e = value;
+	struct cache_entry *e = ENTRY_OF(n);
 	struct lookup_arg *a = arg;
 	struct cache_result *res = a->res;
+	uint64_t expire = entry_expire(e);
 
-	(void)key;
-	(void)keylen;
 	if (past_stale(a->c, e, a->now))
 		return LRUHASH_REMOVE;
 	res->kind = e->kind;
 	res->ttl = e->ttl;
 	res->refresh_failed = e->refresh_failed != 0;
 	res->failed_at = e->refresh_failed;
-	res->expired_at = e->expire;
+	res->expired_at = expire;
 	res->may_refresh = e->refresh_failed == 0 ||
 	    a->now >= e->refresh_failed + recheck_ms(a->c, e);
-	res->prefetch_point = (uint16_t)e->jitter;
-	res->after_failure = e->after_failure;
+	res->prefetch_point = (uint16_t)((e->jitter & 0xff) << 8);
+	res->after_failure = (e->flags & ENTRY_AFTER_FAILURE) != 0;
 	/* A client's lookup writes an answer; a peek does not. */
 	if (a->out != NULL)
-		e->asked = 1;
-	res->asked = e->asked;
+		e->flags |= ENTRY_ASKED;
+	res->asked = (e->flags & ENTRY_ASKED) != 0;
 	if (e->kind == CACHE_FAILURE) {
 		res->state = CACHE_FAILED;
 		res->failed_at = e->stored;
 		return LRUHASH_KEEP;
 	}
-	if (a->now < e->expire) {
+	if (a->now < expire) {
 		res->state = CACHE_FRESH;
-		res->expires_in = e->expire - a->now;
+		res->expires_in = expire - a->now;
 		if (a->out != NULL)
 			res->len = cache_entry_answer(e, a->q, a->opts, a->now,
 			    a->out, a->cap);
@@ -528,15 +653,13 @@ struct stats_arg {
 };
 
 static enum lruhash_verdict
-stats_visit(const void *key, size_t keylen, void *value, void *arg)
+stats_visit(struct lruhash_node *n, void *arg)
 {
-	const struct cache_entry *e = value;
+	const struct cache_entry *e = ENTRY_OF(n);
 	struct stats_arg *a = arg;
 
-	(void)key;
-	(void)keylen;
 	/* (a failure is never stale: it is past use once expired) */
-	if (a->now >= e->expire && !past_stale(a->c, e, a->now))
+	if (a->now >= entry_expire(e) && !past_stale(a->c, e, a->now))
 		a->stale++;
 	return LRUHASH_KEEP;
 }
@@ -592,13 +715,13 @@ struct flush_arg {
 };
 
 static enum lruhash_verdict
-flush_visit(const void *key, size_t keylen, void *value, void *arg)
+flush_visit(struct lruhash_node *n, void *arg)
 {
-	const uint8_t *k = key;
+	const struct cache_entry *e = ENTRY_OF(n);
+	const uint8_t *k = e->wire + MSG_HEADER_LEN;
 	struct flush_arg *a = arg;
-	size_t qlen = keylen - CACHE_KEY_TAIL;
+	size_t qlen = entry_qname_len(e);
 
-	(void)value;
 	if (a->keep != NULL)
 		return a->keep(k, qlen, key_qtype(k, qlen), a->keep_arg) ?
 		    LRUHASH_KEEP : LRUHASH_REMOVE;
@@ -661,30 +784,42 @@ struct walk_arg {
 	uint32_t		 ttls[UINT16_MAX];	/* n_ttls is 16 bits */
 };
 
-static enum lruhash_verdict
-walk_visit(const void *key, size_t keylen, void *value, void *arg)
+/* The key of entry e into *key: its question, then its bits. */
+static void
+entry_key(const struct cache *c, const struct cache_entry *e,
+    struct cache_key *key)
 {
-	const struct cache_entry *e = value;
+	size_t n = entry_qname_len(e) + MSG_QTYPE_QCLASS_LEN;
+
+	memcpy(key->data, e->wire + MSG_HEADER_LEN, n);
+	key->data[n] = e->bits;
+	key->len = n + 1;
+	key->hash = lruhash_hash(c->table, key->data, key->len);
+}
+
+static enum lruhash_verdict
+walk_visit(struct lruhash_node *node, void *arg)
+{
+	const struct cache_entry *e = ENTRY_OF(node);
+	const uint16_t *offsets = entry_offsets(e);
 	struct walk_arg *a = arg;
 	struct cache_record rec;
-	size_t i;
+	size_t i, n = wire_rrs(e->wire);
 
 	if (past_stale(a->c, e, a->now))
 		return LRUHASH_KEEP;	/* gone at the next lookup */
-	memcpy(a->key.data, key, keylen);
-	a->key.len = keylen;
-	a->key.hash = lruhash_hash(a->c->table, key, keylen);
-	for (i = 0; i < e->tmpl.n_ttls; i++)
-		a->ttls[i] = e->tmpl.ttls[i].ttl;
+	entry_key(a->c, e, &a->key);
+	for (i = 0; i < n; i++)
+		a->ttls[i] = wire_rd32(e->wire + offsets[i]);
 	rec.key = &a->key;
 	rec.kind = e->kind;
 	rec.age = a->now - e->stored;
 	rec.ttl = e->ttl;
 	rec.failed_age = e->refresh_failed ? a->now - e->refresh_failed : 0;
 	rec.ttls = a->ttls;
-	rec.n_ttls = e->tmpl.n_ttls;
-	rec.wire = e->tmpl.wire;
-	rec.wire_len = e->tmpl.len;
+	rec.n_ttls = n;
+	rec.wire = e->kind == CACHE_FAILURE ? NULL : e->wire;
+	rec.wire_len = e->kind == CACHE_FAILURE ? 0 : e->len;
 	a->fn(&rec, a->arg);
 	return LRUHASH_KEEP;
 }
@@ -739,20 +874,15 @@ cache_import(struct cache *c, const struct cache_record *rec, uint64_t now)
 	if (ok) {
 		/* Stored again as if new, under today's TTL rules (max-ttl,
 		 * RFC 2308 §5...), but no longer than it had to live. */
-		e->kind = rec->kind;
-		fill_ttls(c, e, &r, (struct msg_ttl_slot *)e->tmpl.ttls,
-		    rec->ttls);
+		e->kind = (uint8_t)rec->kind;
+		fill_ttls(c, e, &r, rec->ttls);
 		e->stored = now - rec->age;
-		e->expire = e->stored + (uint64_t)e->ttl * 1000;
 		if (rec->failed_age > 0 && rec->failed_age <= now)
 			e->refresh_failed = now - rec->failed_age;
 		/* Past stale-max-age by now: not worth a slot. */
-		if (e->kind == CACHE_UNCACHEABLE || past_stale(c, e, now)) {
-			free(e);
-			ok = 0;
-		} else
-			ok = lruhash_insert(c->table, key.hash, key.data,
-			    key.len, e, entry_size(e), NULL) == 0;
+		if (past_stale(c, e, now))
+			e->kind = CACHE_UNCACHEABLE;
+		ok = cache_insert(c, &key, e) == 0;
 	}
 	msg_response_free(&r);
 	return ok ? 0 : -1;

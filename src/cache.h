@@ -47,8 +47,9 @@ struct cache_entry;
 
 /*
  * cache_new: an empty cache holding at most size_bytes (entries are
- * charged their wire length plus bookkeeping), with the given limits
- * (copied). Returns NULL if out of memory.
+ * charged their wire length plus bookkeeping: the allocation, its malloc
+ * overhead, and a bucket pointer), with the given limits (copied).
+ * Returns NULL if out of memory.
  */
 struct cache *cache_new(uint64_t size_bytes, const struct cache_limits *lim);
 
@@ -120,9 +121,12 @@ size_t	cache_entry_answer(const struct cache_entry *e,
 void	cache_entry_free(struct cache_entry *e);
 
 /*
- * cache_insert: store e under key, taking ownership in every case.
- * CACHE_UNCACHEABLE entries are freed, not stored. Returns 0 if stored,
- * -1 if not.
+ * cache_insert: store e under key, taking ownership in every case. key
+ * must be the key of e's own question (cache_key_make of the question
+ * r asked, with the DO and CD bits it was asked with): the entry keeps
+ * it, not a copy of key. CACHE_UNCACHEABLE entries, and entries whose
+ * question is not key's, are freed, not stored. Returns 0 if stored, -1
+ * if not.
  */
 int	cache_insert(struct cache *c, const struct cache_key *key,
 	    struct cache_entry *e);
@@ -238,9 +242,9 @@ struct cache_record {
 					 * 0 if it did not */
 	const uint32_t	*ttls;		/* stored TTL of each RR, s */
 	size_t		 n_ttls;
-	const uint8_t	*wire;		/* the message without OPT, with its
-					 * question as received; NULL for a
-					 * failure */
+	const uint8_t	*wire;		/* the message without OPT, its
+					 * qname folded, its TTL fields the
+					 * stored TTLs; NULL for a failure */
 	size_t		 wire_len;
 };
 

@@ -1,6 +1,7 @@
 /* fetch.c: the fetches in flight: coalescing, waiters, retries, budgets. */
 #include "autoconf.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,9 +46,14 @@ struct fetch {
 	struct attempt		*attempts;	/* newest first */
 	struct transport_timer	*retry;		/* RTO of the newest attempt */
 	struct transport_timer	*deadline;
+	int			 n_timers;	/* made of the two */
 	uint64_t		 started;	/* ms */
 	TAILQ_HEAD(, fetch_waiter) waiters;
 	uint32_t		 n_waiters;
+	int			 first_used;	/* first holds an attempt */
+	struct attempt		 first;		/* that of most fetches */
+	/* The timers, order and dead: one allocation for the fetch. */
+	_Alignas(max_align_t) unsigned char mem[];
 };
 
 struct fetch_ctx {
@@ -114,17 +120,18 @@ fetch_free(struct fetch *f)
 
 	for (a = f->attempts; a != NULL; a = next) {
 		next = a->next;
-		attempt_free(a);
+		if (a == &f->first)
+			attempt_close(a);
+		else
+			attempt_free(a);
 	}
 	while ((w = fetch_take_waiter(f)) != NULL)
 		;
-	if (f->retry != NULL)
-		ops->timer_free(f->retry);
-	if (f->deadline != NULL)
-		ops->timer_free(f->deadline);
+	if (f->n_timers > 0)
+		ops->timer_fini(f->retry);
+	if (f->n_timers > 1)
+		ops->timer_fini(f->deadline);
 	zone_table_unref(f->zones);
-	free(f->order);
-	free(f->dead);
 	free(f);
 }
 
@@ -291,7 +298,11 @@ fetch_send_to(struct fetch *f, size_t i, uint64_t now)
 	struct msg_question lq;
 	struct attempt *a;
 
-	if ((a = attempt_new(&f->aq, u, stats_of(f, u), i)) == NULL)
+	if (!f->first_used) {
+		a = &f->first;
+		attempt_init(a, &f->aq, u, stats_of(f, u), i);
+		f->first_used = 1;
+	} else if ((a = attempt_new(&f->aq, u, stats_of(f, u), i)) == NULL)
 		return -1;
 	a->next = f->attempts;
 	f->attempts = a;
@@ -374,6 +385,37 @@ retry_cb(void *arg, uint64_t now)
 }
 
 /*
+ * A fetch with room for n upstreams, its timers made: one allocation
+ * holding the fetch, its timers (each timer_size, rounded up to keep
+ * max_align_t), its order and its dead flags. NULL if out of memory.
+ */
+static struct fetch *
+fetch_alloc(struct fetch_ctx *ctx, size_t n)
+{
+	const struct transport_ops *ops = ctx->t->ops;
+	size_t ts = (ops->timer_size(ctx->t->env) + _Alignof(max_align_t) -
+	    1) & ~(_Alignof(max_align_t) - 1);
+	struct fetch *f;
+
+	if ((f = calloc(1, sizeof(*f) + 2 * ts + n * (sizeof(*f->order) +
+	    1))) == NULL)
+		return NULL;
+	f->ctx = ctx;
+	f->retry = (struct transport_timer *)(void *)f->mem;
+	f->deadline = (struct transport_timer *)(void *)(f->mem + ts);
+	f->order = (struct upstream **)(void *)(f->mem + 2 * ts);
+	f->dead = (uint8_t *)(f->order + n);
+	TAILQ_INIT(&f->waiters);
+	if (ops->timer_init(ctx->t->env, f->retry, retry_cb, f) == 0 &&
+	    ++f->n_timers == 1 &&
+	    ops->timer_init(ctx->t->env, f->deadline, deadline_cb, f) == 0 &&
+	    ++f->n_timers == 2)
+		return f;
+	fetch_free(f);
+	return NULL;
+}
+
+/*
  * A fetch of key through zone: to `only` if given (a probe), else to the
  * zone's upstreams in the order of its policy. Not yet sending.
  */
@@ -386,9 +428,8 @@ fetch_new(struct fetch_ctx *ctx, enum fetch_kind kind,
 	size_t n = only != NULL ? 1 : zone->n_upstreams;
 	struct fetch *f;
 
-	if ((f = calloc(1, sizeof(*f))) == NULL)
+	if ((f = fetch_alloc(ctx, n)) == NULL)
 		return NULL;
-	f->ctx = ctx;
 	f->kind = kind;
 	f->key = *key;
 	f->aq.t = ctx->t;
@@ -405,16 +446,6 @@ fetch_new(struct fetch_ctx *ctx, enum fetch_kind kind,
 	f->aq.arg = f;
 	f->zones = zone_table_ref(zones);
 	f->zone = zone;
-	TAILQ_INIT(&f->waiters);
-	f->order = calloc(n, sizeof(*f->order));
-	f->dead = calloc(n, 1);
-	f->retry = ops->timer_new(ctx->t->env, retry_cb, f);
-	f->deadline = ops->timer_new(ctx->t->env, deadline_cb, f);
-	if (f->order == NULL || f->dead == NULL || f->retry == NULL ||
-	    f->deadline == NULL) {
-		fetch_free(f);
-		return NULL;
-	}
 	if (only != NULL)
 		f->order[f->n_order++] = only;
 	else

@@ -175,12 +175,15 @@ localdata_answer(const struct localzone_table *t, const struct msg_query *q,
 	    neg.owner <= POINTER_MAX)
 		(void)put_rrset(&a, neg.owner, neg.zone->soa,
 		    MSG_SECTION_AUTHORITY);
+	/* The template's header: its rcode and counts. */
+	wire_wr16(work + 2, neg.verdict == LOCALZONE_NXDOMAIN ?
+	    MSG_RCODE_NXDOMAIN : MSG_RCODE_NOERROR);
+	wire_wr16(work + 6, a.counts[MSG_SECTION_ANSWER]);
+	wire_wr16(work + 8, a.counts[MSG_SECTION_AUTHORITY]);
+	wire_wr16(work + 10, a.counts[MSG_SECTION_ADDITIONAL]);
 	memset(&tpl, 0, sizeof(tpl));
 	tpl.wire = work;
 	tpl.len = (uint16_t)a.len;
 	tpl.additional_offset = (uint16_t)a.len;
-	memcpy(tpl.counts, a.counts, sizeof(tpl.counts));
-	tpl.rcode = neg.verdict == LOCALZONE_NXDOMAIN ? MSG_RCODE_NXDOMAIN :
-	    MSG_RCODE_NOERROR;
 	return msg_write_answer(&tpl, q, &rule, opts, out, cap);
 }

@@ -12,34 +12,23 @@
 /* Slices per shard: buckets b with b % SLICES == j form slice j. */
 #define SLICES			16
 
-struct entry {
-	struct entry	*next;		/* bucket chain */
-	struct entry	*lru_prev;	/* towards most recently used */
-	struct entry	*lru_next;	/* towards least recently used */
-	void		*value;
-	uint64_t	 hash;
-	size_t		 charge;	/* bytes counted against the bound */
-	size_t		 keylen;
-	unsigned char	 key[];
-};
-
 struct shard {
-	pthread_mutex_t	 lock;
-	struct entry	**buckets;
-	size_t		 n_buckets;	/* power of two */
-	struct entry	*mru;
-	struct entry	*lru;
-	uint64_t	 entries;
-	uint64_t	 bytes;
-	uint64_t	 max_bytes;
-	uint64_t	 evictions;
+	pthread_mutex_t		 lock;
+	struct lruhash_node	**buckets;
+	size_t			 n_buckets;	/* power of two, <= 2^32 */
+	struct lruhash_node	*mru;
+	struct lruhash_node	*lru;
+	uint64_t		 entries;
+	uint64_t		 bytes;
+	uint64_t		 max_bytes;
+	uint64_t		 evictions;
 };
 
 struct lruhash {
-	struct shard	*shards;
-	unsigned	 n_shards;	/* power of two */
-	lruhash_free_fn	 free_value;
-	uint64_t	 sipkey[2];
+	struct shard		*shards;
+	unsigned		 n_shards;	/* power of two */
+	const struct lruhash_type *type;
+	uint64_t		 sipkey[2];
 };
 
 /* SipHash-2-4 (Aumasson and Bernstein), 64-bit output. */
@@ -89,7 +78,8 @@ lruhash_hash(const struct lruhash *h, const void *key, size_t keylen)
 }
 
 struct lruhash *
-lruhash_new(unsigned n_shards, uint64_t max_bytes, lruhash_free_fn free_value)
+lruhash_new(unsigned n_shards, uint64_t max_bytes,
+    const struct lruhash_type *type)
 {
 	struct lruhash *h;
 	unsigned n = 1, i;
@@ -103,7 +93,7 @@ lruhash_new(unsigned n_shards, uint64_t max_bytes, lruhash_free_fn free_value)
 		return NULL;
 	}
 	h->n_shards = n;
-	h->free_value = free_value;
+	h->type = type;
 	arc4random_buf(h->sipkey, sizeof(h->sipkey));
 	for (i = 0; i < n; i++) {
 		pthread_mutex_init(&h->shards[i].lock, NULL);
@@ -113,14 +103,13 @@ lruhash_new(unsigned n_shards, uint64_t max_bytes, lruhash_free_fn free_value)
 }
 
 static void
-free_chain(struct lruhash *h, struct entry *e)
+free_chain(struct lruhash *h, struct lruhash_node *n)
 {
-	struct entry *next;
+	struct lruhash_node *next;
 
-	for (; e != NULL; e = next) {
-		next = e->lru_next;
-		h->free_value(e->value);
-		free(e);
+	for (; n != NULL; n = next) {
+		next = n->lru_next;
+		h->type->free(n);
 	}
 }
 
@@ -147,67 +136,67 @@ shard_of(struct lruhash *h, uint64_t hash)
 	return &h->shards[(hash >> 58) & (h->n_shards - 1)];
 }
 
-static struct entry **
-bucket_of(struct shard *s, uint64_t hash)
+static struct lruhash_node **
+bucket_of(struct shard *s, uint32_t hash)
 {
 	return &s->buckets[hash & (s->n_buckets - 1)];
 }
 
-static struct entry **
-find_slot(struct shard *s, uint64_t hash, const void *key, size_t keylen)
+static struct lruhash_node **
+find_slot(const struct lruhash *h, struct shard *s, uint32_t hash,
+    const void *key, size_t keylen)
 {
-	struct entry **pp;
+	struct lruhash_node **pp;
 
 	if (s->buckets == NULL)
 		return NULL;
 	for (pp = bucket_of(s, hash); *pp != NULL; pp = &(*pp)->next)
-		if ((*pp)->hash == hash && (*pp)->keylen == keylen &&
-		    memcmp((*pp)->key, key, keylen) == 0)
+		if ((*pp)->hash == hash && h->type->match(*pp, key, keylen))
 			return pp;
 	return NULL;
 }
 
 static void
-lru_unlink(struct shard *s, struct entry *e)
+lru_unlink(struct shard *s, struct lruhash_node *n)
 {
-	if (e->lru_prev != NULL)
-		e->lru_prev->lru_next = e->lru_next;
+	if (n->lru_prev != NULL)
+		n->lru_prev->lru_next = n->lru_next;
 	else
-		s->mru = e->lru_next;
-	if (e->lru_next != NULL)
-		e->lru_next->lru_prev = e->lru_prev;
+		s->mru = n->lru_next;
+	if (n->lru_next != NULL)
+		n->lru_next->lru_prev = n->lru_prev;
 	else
-		s->lru = e->lru_prev;
+		s->lru = n->lru_prev;
 }
 
 static void
-lru_push(struct shard *s, struct entry *e)
+lru_push(struct shard *s, struct lruhash_node *n)
 {
-	e->lru_prev = NULL;
-	e->lru_next = s->mru;
+	n->lru_prev = NULL;
+	n->lru_next = s->mru;
 	if (s->mru != NULL)
-		s->mru->lru_prev = e;
-	s->mru = e;
+		s->mru->lru_prev = n;
+	s->mru = n;
 	if (s->lru == NULL)
-		s->lru = e;
+		s->lru = n;
 }
 
-/* Take e out of its bucket (via *pp) and the LRU list, and uncharge it. */
+/* Take n out of its bucket (via *pp) and the LRU list, and uncharge it. */
 static void
-detach(struct shard *s, struct entry **pp, struct entry *e)
+detach(struct shard *s, struct lruhash_node **pp, struct lruhash_node *n)
 {
-	*pp = e->next;
-	lru_unlink(s, e);
+	*pp = n->next;
+	lru_unlink(s, n);
 	s->entries--;
-	s->bytes -= e->charge;
+	s->bytes -= n->charge;
 }
 
-/* Queue e on *dead (through lru_next) to be freed after unlocking. */
+/* Queue n on *dead (through lru_next) to be freed after unlocking. */
 static void
-bury(struct entry *e, struct entry **dead)
+bury(struct lruhash_node *n, struct lruhash_node **dead)
 {
-	e->lru_next = *dead;
-	*dead = e;
+	n->lru_next = *dead;
+	*dead = n;
 }
 
 int
@@ -215,19 +204,19 @@ lruhash_lookup(struct lruhash *h, uint64_t hash, const void *key,
     size_t keylen, lruhash_visit_fn visit, void *arg)
 {
 	struct shard *s = shard_of(h, hash);
-	struct entry **pp, *e, *dead = NULL;
+	struct lruhash_node **pp, *n, *dead = NULL;
 
 	pthread_mutex_lock(&s->lock);
-	if ((pp = find_slot(s, hash, key, keylen)) == NULL) {
+	if ((pp = find_slot(h, s, (uint32_t)hash, key, keylen)) == NULL) {
 		pthread_mutex_unlock(&s->lock);
 		return 0;
 	}
-	e = *pp;
-	lru_unlink(s, e);
-	lru_push(s, e);
-	if (visit(e->key, e->keylen, e->value, arg) == LRUHASH_REMOVE) {
-		detach(s, pp, e);
-		bury(e, &dead);
+	n = *pp;
+	lru_unlink(s, n);
+	lru_push(s, n);
+	if (visit(n, arg) == LRUHASH_REMOVE) {
+		detach(s, pp, n);
+		bury(n, &dead);
 	}
 	pthread_mutex_unlock(&s->lock);
 	free_chain(h, dead);
@@ -238,80 +227,79 @@ lruhash_lookup(struct lruhash *h, uint64_t hash, const void *key,
 static void
 maybe_grow(struct shard *s)
 {
-	struct entry **nb, *e, *next;
-	size_t n, i;
+	struct lruhash_node **nb, *n, *next;
+	size_t size, i;
 
-	if (s->buckets != NULL && s->entries < s->n_buckets * 2)
+	if (s->buckets != NULL && (s->entries < s->n_buckets * 2 ||
+	    s->n_buckets > UINT32_MAX / 2))
 		return;
-	n = s->buckets == NULL ? BUCKETS_INITIAL : s->n_buckets * 2;
-	if ((nb = calloc(n, sizeof(*nb))) == NULL)
+	size = s->buckets == NULL ? BUCKETS_INITIAL : s->n_buckets * 2;
+	if ((nb = calloc(size, sizeof(*nb))) == NULL)
 		return;		/* longer chains, still correct */
 	for (i = 0; i < s->n_buckets; i++)
-		for (e = s->buckets[i]; e != NULL; e = next) {
-			next = e->next;
-			e->next = nb[e->hash & (n - 1)];
-			nb[e->hash & (n - 1)] = e;
+		for (n = s->buckets[i]; n != NULL; n = next) {
+			next = n->next;
+			n->next = nb[n->hash & (size - 1)];
+			nb[n->hash & (size - 1)] = n;
 		}
 	free(s->buckets);
 	s->buckets = nb;
-	s->n_buckets = n;
+	s->n_buckets = size;
 }
 
 static void
-evict(struct shard *s, struct entry **dead)
+evict(struct shard *s, struct lruhash_node **dead)
 {
-	struct entry *e, **pp;
+	struct lruhash_node *n, **pp;
 
-	while (s->bytes > s->max_bytes && (e = s->lru) != NULL) {
-		for (pp = bucket_of(s, e->hash); *pp != e; pp = &(*pp)->next)
+	while (s->bytes > s->max_bytes && (n = s->lru) != NULL) {
+		for (pp = bucket_of(s, n->hash); *pp != n; pp = &(*pp)->next)
 			;
-		detach(s, pp, e);
-		bury(e, dead);
+		detach(s, pp, n);
+		bury(n, dead);
 		s->evictions++;
 	}
 }
 
 size_t
-lruhash_charge(size_t keylen, size_t size)
+lruhash_charge(size_t size)
 {
-	/* The entry header, key, and about one bucket pointer. */
-	return size + sizeof(struct entry) + keylen + 2 * sizeof(void *);
+	/* About one bucket pointer: the array has 1 to 2 entries each. */
+	return size + sizeof(struct lruhash_node *);
 }
 
 int
 lruhash_insert(struct lruhash *h, uint64_t hash, const void *key,
-    size_t keylen, void *value, size_t size, lruhash_replace_fn replace)
+    size_t keylen, struct lruhash_node *n, size_t size,
+    lruhash_replace_fn replace)
 {
 	struct shard *s = shard_of(h, hash);
-	struct entry *e, *e_old, **pp, *dead = NULL;
+	struct lruhash_node *old, **pp, *dead = NULL;
 	int stored = -1;
 
-	size = lruhash_charge(keylen, size);
-	if (size > s->max_bytes || (e = malloc(sizeof(*e) + keylen)) == NULL) {
-		h->free_value(value);
+	size = lruhash_charge(size);
+	if (size > s->max_bytes || size > UINT32_MAX) {
+		h->type->free(n);
 		return -1;
 	}
-	e->value = value;
-	e->hash = hash;
-	e->charge = size;
-	e->keylen = keylen;
-	memcpy(e->key, key, keylen);
+	n->hash = (uint32_t)hash;
+	n->charge = (uint32_t)size;
 	pthread_mutex_lock(&s->lock);
-	if ((pp = find_slot(s, hash, key, keylen)) != NULL) {
-		if (replace != NULL && !replace((*pp)->value, value)) {
-			bury(e, &dead);
+	if ((pp = find_slot(h, s, n->hash, key, keylen)) != NULL) {
+		if (replace != NULL && !replace(*pp, n)) {
+			bury(n, &dead);
 			goto out;
 		}
-		e_old = *pp;
-		detach(s, pp, e_old);
-		bury(e_old, &dead);
+		old = *pp;
+		detach(s, pp, old);
+		bury(old, &dead);
 	}
 	maybe_grow(s);
-	e->next = *bucket_of(s, hash);
-	*bucket_of(s, hash) = e;
-	lru_push(s, e);
+	n->next = *bucket_of(s, n->hash);
+	*bucket_of(s, n->hash) = n;
+	lru_push(s, n);
 	s->entries++;
-	s->bytes += e->charge;
+	s->bytes += n->charge;
 	evict(s, &dead);
 	stored = 0;
 out:
@@ -331,7 +319,7 @@ lruhash_walk_slice(struct lruhash *h, unsigned i, lruhash_visit_fn visit,
     void *arg)
 {
 	struct shard *s = &h->shards[i / SLICES];
-	struct entry *e, **pp, *dead = NULL;
+	struct lruhash_node *n, **pp, *dead = NULL;
 	uint64_t removed = 0;
 	size_t b;
 
@@ -340,14 +328,13 @@ lruhash_walk_slice(struct lruhash *h, unsigned i, lruhash_visit_fn visit,
 	 * SLICES: a slice holds the same hashes after the table grows. */
 	for (b = i % SLICES; b < s->n_buckets; b += SLICES) {
 		pp = &s->buckets[b];
-		while ((e = *pp) != NULL) {
-			if (visit(e->key, e->keylen, e->value, arg) ==
-			    LRUHASH_KEEP) {
-				pp = &e->next;
+		while ((n = *pp) != NULL) {
+			if (visit(n, arg) == LRUHASH_KEEP) {
+				pp = &n->next;
 				continue;
 			}
-			detach(s, pp, e);
-			bury(e, &dead);
+			detach(s, pp, n);
+			bury(n, &dead);
 			removed++;
 		}
 	}

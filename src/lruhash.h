@@ -1,8 +1,10 @@
 /*
  * lruhash.h: a generic hash table bounded by bytes, split into shards that
  * each have their own lock and least-recently-used list. It knows nothing
- * about DNS: keys are byte strings, values are opaque and owned by the
- * table once inserted.
+ * about DNS: its entries are its users' structs, each with a struct
+ * lruhash_node inside (intrusive: the table allocates nothing per entry),
+ * and keys are byte strings that only the user's match callback reads,
+ * wherever the entry keeps them. Entries are the table's once inserted.
  */
 #ifndef DNSDAMPER_LRUHASH_H
 #define DNSDAMPER_LRUHASH_H
@@ -12,28 +14,49 @@
 
 struct lruhash;
 
+/*
+ * The table's part of an entry: its bucket chain, LRU links, the low 32
+ * bits of its hash and the bytes it is charged. The table sets all of
+ * it; the user finds its entry from the node with offsetof.
+ */
+struct lruhash_node {
+	struct lruhash_node	*next;		/* bucket chain */
+	struct lruhash_node	*lru_prev;	/* towards the most recent */
+	struct lruhash_node	*lru_next;	/* towards the least recent */
+	uint32_t		 hash;
+	uint32_t		 charge;
+};
+
 /* What a visitor asks for the entry it was shown. */
 enum lruhash_verdict {
 	LRUHASH_KEEP,
 	LRUHASH_REMOVE
 };
 
+/* What the table needs to know of its entries, given once. */
+struct lruhash_type {
+	/* 1 if the key of the entry holding n is key (keylen octets), else
+	 * 0. Called with n's shard locked. */
+	int	(*match)(const struct lruhash_node *n, const void *key,
+		    size_t keylen);
+	/* Free the entry holding n; called without any lock held. */
+	void	(*free)(struct lruhash_node *n);
+};
+
 /*
  * Called with the entry's shard locked: it must not call back into the
- * table and must not block. key is the stored key (keylen octets).
+ * table and must not block.
  */
-typedef enum lruhash_verdict (*lruhash_visit_fn)(const void *key,
-    size_t keylen, void *value, void *arg);
-
-/* Frees a value the table owns; called without any lock held. */
-typedef void (*lruhash_free_fn)(void *value);
+typedef enum lruhash_verdict (*lruhash_visit_fn)(struct lruhash_node *n,
+    void *arg);
 
 /*
  * Decides whether new should replace old on insert of an existing key
  * (1: replace, 0: keep old and free new), and may carry what old knew
- * into new, which is the caller's value. Called with the shard locked.
+ * into new, which is the caller's entry. Called with the shard locked.
  */
-typedef int (*lruhash_replace_fn)(const void *old, void *new);
+typedef int (*lruhash_replace_fn)(const struct lruhash_node *old,
+    struct lruhash_node *new);
 
 struct lruhash_stats {
 	uint64_t	entries;
@@ -44,14 +67,14 @@ struct lruhash_stats {
 /*
  * lruhash_new: a table of n_shards shards (rounded down to a power of two,
  * at least 1) holding at most max_bytes charged bytes in all (each shard
- * max_bytes / n_shards). free_value releases values. The hash key is
- * random per table, so clients cannot aim collisions. Returns NULL if out
- * of memory.
+ * max_bytes / n_shards), of entries of type (borrowed: it must outlive
+ * the table). The hash key is random per table, so clients cannot aim
+ * collisions. Returns NULL if out of memory.
  */
 struct lruhash *lruhash_new(unsigned n_shards, uint64_t max_bytes,
-	    lruhash_free_fn free_value);
+	    const struct lruhash_type *type);
 
-/* lruhash_free: free every value and the table. NULL is allowed. */
+/* lruhash_free: free every entry and the table. NULL is allowed. */
 void	lruhash_free(struct lruhash *h);
 
 /* lruhash_hash: SipHash-2-4 of key under the table's secret key. */
@@ -68,24 +91,24 @@ int	lruhash_lookup(struct lruhash *h, uint64_t hash, const void *key,
 	    size_t keylen, lruhash_visit_fn visit, void *arg);
 
 /*
- * lruhash_charge: the bytes lruhash_insert charges for an entry with a
- * key of keylen octets and a value of size bytes: so entries all of one
- * shape fit n at a time in a one-shard table of n times this.
+ * lruhash_charge: the bytes lruhash_insert charges for an entry of size
+ * bytes (its share of the bucket array added): so entries all of one
+ * size fit n at a time in a one-shard table of n times this.
  */
-size_t	lruhash_charge(size_t keylen, size_t size);
+size_t	lruhash_charge(size_t size);
 
 /*
- * lruhash_insert: store value under a copy of key, charging size bytes
- * (the caller's estimate of the value's memory; the table adds its own
- * per-entry overhead and the key). An existing entry with the same key is
- * replaced if replace is NULL or returns 1; otherwise value is freed. Least
+ * lruhash_insert: store the entry holding n under key (which the entry
+ * must hold: match says so from now on), charging size bytes (the
+ * caller's count of the entry's memory; the table adds its own share,
+ * lruhash_charge). An existing entry with the same key is replaced if
+ * replace is NULL or returns 1; otherwise the new entry is freed. Least
  * recently used entries of the shard are evicted until it is within its
- * bound. Ownership of value passes to the table in every case.
- * Returns 0 if stored, -1 if not (kept old, too big for a shard, or out of
- * memory; value has been freed).
+ * bound. The entry is the table's in every case. Returns 0 if stored, -1
+ * if not (kept old, too big for a shard; the new entry has been freed).
  */
 int	lruhash_insert(struct lruhash *h, uint64_t hash, const void *key,
-	    size_t keylen, void *value, size_t size,
+	    size_t keylen, struct lruhash_node *n, size_t size,
 	    lruhash_replace_fn replace);
 
 /*

@@ -1,10 +1,12 @@
 /* msg.c: bounds-checked DNS wire parsing and answer writing (RFC 1035 §4). */
 #include "autoconf.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "csprng.h"
 #include "msg.h"
 #include "name.h"
 #include "wire.h"
@@ -55,32 +57,80 @@ msg_name_equal(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen)
 	return 1;
 }
 
+/*
+ * 0x80 in each of the eight octets of w that lies in [lo, hi], both
+ * below 0x80, and 0 in the others (SWAR: eight octets a step). Bit 7 of
+ * an octet's low 7 bits plus 0x80 - lo is set if it is lo or more, plus
+ * 0x7f - hi if it is above hi; neither sum carries into the next octet.
+ * Octets of 0x80 and up are never in range.
+ */
+static uint64_t
+in_range8(uint64_t w, uint8_t lo, uint8_t hi)
+{
+	const uint64_t ones = 0x0101010101010101ULL;
+	uint64_t low7 = w & 0x7f * ones;
+
+	return ((low7 + (uint64_t)(0x80 - lo) * ones) ^
+	    (low7 + (uint64_t)(0x7f - hi) * ones)) & ~w & 0x80 * ones;
+}
+
+/* w with 'A'..'Z' lower-cased: 0x20 added to each. */
+static uint64_t
+fold8(uint64_t w)
+{
+	return w | in_range8(w, 'A', 'Z') >> 2;
+}
+
+/*
+ * w with each letter lower-cased, then made upper case by one random bit:
+ * probability 1/2 each, independently (0x20). The eight bits are bits 5
+ * and 6 of the four octets of one 32-bit draw, each moved to bit 5 of
+ * its octet of w.
+ */
+static uint64_t
+randomize8(uint64_t w)
+{
+	uint64_t letters = (in_range8(w, 'A', 'Z') | in_range8(w, 'a', 'z')) >>
+	    2;
+	uint32_t bits = csprng_u32();
+	uint64_t r = (uint64_t)(bits >> 1) << 32 | bits;
+
+	return fold8(w) ^ (letters & r);
+}
+
+/* name (len octets) through step, 8 octets at a time: whole words with
+ * fixed-size copies, which compile to a load and a store, then the rest
+ * padded with zeros (no letters). */
+static void
+each8(uint8_t *name, size_t len, uint64_t (*step)(uint64_t))
+{
+	uint64_t w;
+	size_t i;
+
+	for (i = 0; i + sizeof(w) <= len; i += sizeof(w)) {
+		memcpy(&w, name + i, sizeof(w));
+		w = step(w);
+		memcpy(name + i, &w, sizeof(w));
+	}
+	if (i < len) {
+		w = 0;
+		memcpy(&w, name + i, len - i);
+		w = step(w);
+		memcpy(name + i, &w, len - i);
+	}
+}
+
 void
 msg_name_fold(uint8_t *name, size_t len)
 {
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		name[i] = ascii_lower(name[i]);
+	/* The hot path folds every qname it looks up. */
+	each8(name, len, fold8);
 }
 
 void
 msg_name_randomize_case(uint8_t *name, size_t len)
 {
-	uint32_t bits = 0;
-	size_t i, used = 32;
-	uint8_t lower;
-
-	for (i = 0; i < len; i++) {
-		lower = ascii_lower(name[i]);
-		if (lower < 'a' || lower > 'z')
-			continue;
-		if (used == 32) {
-			bits = arc4random();
-			used = 0;
-		}
-		name[i] = (bits >> used++) & 1 ? lower - ('a' - 'A') : lower;
-	}
+	each8(name, len, randomize8);
 }
 
 char *
@@ -113,14 +163,19 @@ msg_name_to_str(const uint8_t *name, size_t namelen, char *buf, size_t len)
 	return buf;
 }
 
-/* One RR header at off: owner, type, class, TTL, rdata bounds. */
+/*
+ * One RR header at off: owner (walked in mode: NAME_VALIDATE checks all
+ * of it, pointers followed, for the cost of one walk), type, class, TTL,
+ * rdata bounds.
+ */
 static long
-read_rr(const uint8_t *pkt, size_t len, size_t off, struct msg_rr *rr)
+read_rr(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
+    struct msg_rr *rr)
 {
 	long p;
 	size_t rd;
 
-	if ((p = name_walk(pkt, len, off, NAME_SKIP, NULL, NULL)) == -1 ||
+	if ((p = name_walk(pkt, len, off, mode, NULL, NULL)) == -1 ||
 	    (size_t)p + MSG_RR_FIXED_LEN > len)
 		return -1;
 	rr->offset = (uint16_t)off;
@@ -155,17 +210,16 @@ rdata_name(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
 }
 
 /*
- * The names of rr decompress (no loops, no forward pointers) and, for the
- * types this cache reads or that carry names (RFC 1035 §3.3), the rdata
- * has exactly the layout of its type. Other types are opaque here.
+ * The names in the rdata of rr (its owner validated by read_rr) decompress
+ * (no loops, no forward pointers) and, for the types this cache reads or
+ * that carry names (RFC 1035 §3.3), the rdata has exactly the layout of
+ * its type. Other types are opaque here.
  */
 static int
 rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
 {
 	long next;
 
-	if (name_walk(pkt, len, rr->offset, NAME_VALIDATE, NULL, NULL) == -1)
-		return 0;
 	if (rr->rclass != MSG_CLASS_IN)
 		return 1;	/* other classes lay rdata out their way */
 	switch (rr->type) {
@@ -240,7 +294,8 @@ msg_parse_query(const uint8_t *pkt, size_t len, struct msg_query *q)
 	if (!qparsed || wire_rd16(pkt + 6) != 0 || wire_rd16(pkt + 8) != 0)
 		return MSG_PARSE_FORMERR;
 	for (i = 0; i < arcount; i++) {
-		if ((off = read_rr(pkt, len, (size_t)off, &rr)) == -1)
+		if ((off = read_rr(pkt, len, (size_t)off, NAME_SKIP, &rr)) ==
+		    -1)
 			return MSG_PARSE_FORMERR;
 		if (rr.type != MSG_TYPE_OPT)
 			continue;
@@ -267,6 +322,26 @@ find_authority(const struct msg_response *r, uint16_t type)
 }
 
 /*
+ * Whether rr's owner is sname (slen octets, the qname itself if qname),
+ * in any case (RFC 4343); owner is room to unpack it. An owner that is a
+ * pointer to the question's qname is the qname: no unpacking needed, and
+ * that is how nearly every answer names its records (RFC 1035 §4.1.4).
+ */
+static int
+owner_is(const struct msg_response *r, const struct msg_rr *rr, int qname,
+    const uint8_t *sname, int slen, uint8_t *owner)
+{
+	int olen;
+
+	if (qname && wire_rd16(r->pkt + rr->offset) == (0xc000 |
+	    MSG_HEADER_LEN))
+		return 1;
+	olen = name_unpack(r->pkt, r->len, rr->offset, owner);
+	return olen != -1 && msg_name_equal(owner, (size_t)olen, sname,
+	    (size_t)slen);
+}
+
+/*
  * Follow the CNAME chain from the qname through the answer section, at
  * most MSG_CHAIN_MAX CNAMEs. Returns 1 if an RRset of qtype (or any type
  * for ANY) is found at the end of the chain, else 0; sets r->has_cname if
@@ -278,7 +353,7 @@ follow_chain(struct msg_response *r)
 	uint8_t sname[MSG_NAME_MAX], owner[MSG_NAME_MAX];
 	const struct msg_rr *rr;
 	size_t i, hops;
-	int slen, olen, moved;
+	int slen, moved;
 
 	memcpy(sname, r->q.qname, r->q.qname_len);
 	slen = r->q.qname_len;
@@ -290,9 +365,7 @@ follow_chain(struct msg_response *r)
 			if (rr->section != MSG_SECTION_ANSWER ||
 			    rr->rclass != r->q.qclass)
 				continue;
-			olen = name_unpack(r->pkt, r->len, rr->offset, owner);
-			if (olen == -1 || !msg_name_equal(owner, (size_t)olen,
-			    sname, (size_t)slen))
+			if (!owner_is(r, rr, hops == 0, sname, slen, owner))
 				continue;
 			if (rr->type == r->q.qtype ||
 			    r->q.qtype == MSG_TYPE_ANY)
@@ -370,7 +443,7 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 	long off;
 	int sec;
 
-	memset(r, 0, sizeof(*r));
+	memset(r, 0, offsetof(struct msg_response, inline_rrs));
 	r->opt_index = r->soa_index = -1;
 	if ((off = msg_response_question(pkt, len, &r->id, &r->q)) == -1)
 		return -1;
@@ -385,7 +458,9 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 	/* More RRs than could fit: refuse before allocating for them. */
 	if (total > (len - r->question_end) / MSG_RR_MIN_LEN)
 		return -1;
-	if (total > 0 && (r->rrs = calloc(total, sizeof(*r->rrs))) == NULL)
+	r->rrs = r->inline_rrs;
+	if (total > MSG_RRS_INLINE &&
+	    (r->rrs = calloc(total, sizeof(*r->rrs))) == NULL)
 		return -1;
 	sec_end[1] = r->counts[1];
 	sec_end[2] = sec_end[1] + r->counts[2];
@@ -393,8 +468,8 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 	for (i = 0, sec = 1; i < total; i++) {
 		while (i >= sec_end[sec])
 			sec++;
-		if ((off = read_rr(pkt, len, (size_t)off, &r->rrs[i])) == -1 ||
-		    !rr_valid(pkt, len, &r->rrs[i]))
+		if ((off = read_rr(pkt, len, (size_t)off, NAME_VALIDATE,
+		    &r->rrs[i])) == -1 || !rr_valid(pkt, len, &r->rrs[i]))
 			goto bad;
 		r->rrs[i].section = (uint8_t)sec;
 		if (r->rrs[i].type != MSG_TYPE_OPT)
@@ -411,15 +486,15 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 	r->class = classify(r);
 	return 0;
 bad:
-	free(r->rrs);
-	r->rrs = NULL;
+	msg_response_free(r);
 	return -1;
 }
 
 void
 msg_response_free(struct msg_response *r)
 {
-	free(r->rrs);
+	if (r->rrs != r->inline_rrs)
+		free(r->rrs);
 	r->rrs = NULL;
 	r->n_rrs = 0;
 }
@@ -505,14 +580,15 @@ age_ttls(uint8_t *out, size_t len, const struct msg_template *t,
 	uint32_t ttl;
 	size_t i;
 
-	for (i = 0; i < t->n_ttls && t->ttls[i].offset < len; i++) {
+	for (i = 0; i < t->n_ttls && t->ttl_offsets[i] < len; i++) {
+		ttl = wire_rd32(t->wire + t->ttl_offsets[i]);
 		if (rule->fixed != 0)
 			ttl = rule->fixed;
-		else if (t->ttls[i].ttl > rule->elapsed)
-			ttl = t->ttls[i].ttl - rule->elapsed;
+		else if (ttl > rule->elapsed)
+			ttl -= rule->elapsed;
 		else
 			ttl = 0;
-		wire_wr32(out + t->ttls[i].offset, ttl);
+		wire_wr32(out + t->ttl_offsets[i], ttl);
 	}
 }
 
@@ -524,14 +600,20 @@ msg_write_answer(const struct msg_template *t, const struct msg_query *q,
 	size_t len = t->len, olen = q->edns.present ? opt_len(opts) : 0;
 	size_t question_end = MSG_HEADER_LEN + q->q.qname_len +
 	    MSG_QTYPE_QCLASS_LEN;
-	uint16_t counts[4], flags;
+	uint16_t counts[4], flags = wire_rd16(t->wire + 2);
+	unsigned rcode = MSG_RCODE(flags);
 
 	if (cap < MSG_ERROR_MAX_LEN)
 		return 0;
-	memcpy(counts, t->counts, sizeof(counts));
-	flags = reply_flags(q, t->rcode);
-	if (t->ad && (q->edns.do_bit || (q->flags & MSG_FLAG_AD)))
-		flags |= MSG_FLAG_AD;
+	counts[0] = 0;
+	counts[MSG_SECTION_ANSWER] = wire_rd16(t->wire + 6);
+	counts[MSG_SECTION_AUTHORITY] = wire_rd16(t->wire + 8);
+	counts[MSG_SECTION_ADDITIONAL] = wire_rd16(t->wire + 10);
+	/* AD only when the upstream set it and the client asked (DO or AD,
+	 * RFC 6840 §5.8). */
+	flags = (flags & MSG_FLAG_AD) && (q->edns.do_bit ||
+	    (q->flags & MSG_FLAG_AD)) ? MSG_FLAG_AD : 0;
+	flags |= reply_flags(q, rcode);
 	if (len + olen > opts->limit || len + olen > cap) {
 		len = t->additional_offset;
 		counts[MSG_SECTION_ADDITIONAL] = 0;
@@ -551,7 +633,7 @@ msg_write_answer(const struct msg_template *t, const struct msg_query *q,
 	memcpy(out + MSG_HEADER_LEN, q->q.qname, q->q.qname_len);
 	age_ttls(out, len, t, rule);
 	if (olen > 0) {
-		len += write_opt(out + len, q, t->rcode, opts);
+		len += write_opt(out + len, q, rcode, opts);
 		counts[MSG_SECTION_ADDITIONAL]++;
 	}
 	write_counts(out, 1, counts);

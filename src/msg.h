@@ -3,7 +3,8 @@
  * of queries and responses, names, case folding and 0x20, answers with
  * rewritten TTLs, EDNS0 OPT (RFC 6891), TC truncation, error replies.
  * All multi-byte fields in structs here are in host byte order; buffers
- * hold wire format. Nothing here allocates except msg_response_parse.
+ * hold wire format. Nothing here allocates except msg_response_parse, for
+ * a response of more than MSG_RRS_INLINE records.
  */
 #ifndef DNSDAMPER_MSG_H
 #define DNSDAMPER_MSG_H
@@ -140,7 +141,7 @@ void	msg_name_fold(uint8_t *name, size_t len);
 /*
  * msg_name_randomize_case: flip the case of each ASCII letter of wire name
  * name (len octets) with probability 1/2 (draft-vixie-dnsext-dns0x20), in
- * place, with arc4random.
+ * place, with csprng_u32.
  */
 void	msg_name_randomize_case(uint8_t *name, size_t len);
 
@@ -178,6 +179,10 @@ enum msg_class {
 	MSG_CLASS_OTHER		/* any other rcode: passed on, not cached */
 };
 
+/* RRs of a response held in the struct itself: most answers have fewer,
+ * and need no allocation. */
+#define MSG_RRS_INLINE	16
+
 /* An upstream response, parsed and classified by msg_response_parse. */
 struct msg_response {
 	const uint8_t	*pkt;		/* borrowed */
@@ -187,7 +192,9 @@ struct msg_response {
 	uint16_t	 rcode;		/* 12 bits: header and OPT combined */
 	struct msg_question q;		/* the question, case kept */
 	size_t		 question_end;	/* offset of the first RR */
-	struct msg_rr	*rrs;		/* owned, in message order */
+	struct msg_rr	*rrs;		/* owned, in message order: inline_rrs
+					 * or allocated; never copy the
+					 * struct */
 	size_t		 n_rrs;
 	size_t		 counts[4];	/* RRs per enum msg_section */
 	long		 opt_index;	/* index into rrs of the OPT, or -1 */
@@ -196,6 +203,7 @@ struct msg_response {
 	int		 has_cname;	/* the answer followed a CNAME chain */
 	int		 long_chain;	/* more than MSG_CHAIN_MAX CNAMEs:
 					 * class FAILURE */
+	struct msg_rr	 inline_rrs[MSG_RRS_INLINE];
 };
 
 /*
@@ -220,9 +228,9 @@ long	msg_response_question(const uint8_t *pkt, size_t len, uint16_t *id,
  * the layout of their type where it is known (RFC 1035 §3.3). TTLs with
  * the top bit set read as 0 (RFC 2181 §8), but for the OPT, whose TTL
  * field holds its extended rcode, version and flags (RFC 6891 §6.1.3).
- * Returns 0 and fills *r (free it with msg_response_free), or -1 if
- * malformed or out of memory (*r then needs no free, though freeing it is
- * harmless).
+ * Returns 0 and fills *r (free it with msg_response_free; *r must stay
+ * where it is, not be copied), or -1 if malformed or out of memory (*r
+ * then needs no free, though freeing it is harmless).
  */
 int	msg_response_parse(const uint8_t *pkt, size_t len,
 	    struct msg_response *r);
@@ -239,27 +247,23 @@ void	msg_response_free(struct msg_response *r);
 long	msg_soa_minimum(const uint8_t *pkt, size_t len,
 	    const struct msg_rr *rr);
 
-/* Where a TTL sits in a template and the TTL it had when stored. */
-struct msg_ttl_slot {
-	uint16_t	offset;
-	uint32_t	ttl;		/* seconds */
-};
-
 /*
  * A stored answer: header, question and records without any OPT, with
- * the TTL positions needed to age it. The question's qname has the same
- * length as every query that maps to it, so it can be overwritten with the
- * client's case.
+ * the TTL positions needed to age it; each TTL field there holds the TTL
+ * (seconds) the record had when stored. Of the header, the rcode and AD
+ * (upstream set it) of its flags and its counts are used; its ID and the
+ * rest of its flags are not. The question's qname has the same length as
+ * every query that maps to it, so it can be overwritten with the client's
+ * case.
  */
 struct msg_template {
 	const uint8_t		*wire;
 	uint16_t		 len;
 	uint16_t		 additional_offset; /* first additional RR */
-	uint16_t		 counts[4];	/* RRs per enum msg_section */
-	const struct msg_ttl_slot *ttls;
+	const uint16_t		*ttl_offsets;	/* of each TTL field in wire,
+						 * n_ttls of them (0: none
+						 * aged) */
 	uint16_t		 n_ttls;
-	uint16_t		 rcode;		/* 4-bit header rcode */
-	int			 ad;		/* upstream set AD */
 };
 
 /* How to write TTLs into an answer. */

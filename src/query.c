@@ -169,8 +169,10 @@ query_wait(struct query_ctx *ctx, const struct msg_query *q,
 	struct timeval tv;
 	struct query *qr;
 
-	if ((qr = calloc(1, sizeof(*qr))) == NULL)
+	/* malloc, then zeroed: glibc's calloc skips its per-thread cache. */
+	if ((qr = malloc(sizeof(*qr))) == NULL)
 		return -1;
+	memset(qr, 0, sizeof(*qr));
 	qr->ctx = ctx;
 	qr->client = *c;
 	qr->q = *q;

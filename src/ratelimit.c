@@ -1,6 +1,7 @@
 /* ratelimit.c: token buckets per client address, in a bounded table. */
 #include "autoconf.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,15 +15,19 @@
 				 * size, so the bound is exact */
 
 struct ratelimit_bucket {
+	struct lruhash_node node;
 	uint64_t	tokens;		/* thousandths of a token */
 	uint64_t	last;		/* ms: tokens counted up to then */
 	uint32_t	over;		/* queries over the limit since the last
 					 * one within it */
+	uint8_t		key[KEY_LEN];	/* the client's address */
 };
 
+#define BUCKET_OF(n)	((struct ratelimit_bucket *)(void *)((char *)(n) - \
+			    offsetof(struct ratelimit_bucket, node)))
+
 struct ratelimit {
-	struct lruhash	*table;		/* key: KEY_LEN octets; value:
-					 * struct ratelimit_bucket */
+	struct lruhash	*table;		/* of struct ratelimit_bucket */
 	uint32_t	 qps;
 	uint32_t	 slip;
 	size_t		 size;
@@ -35,6 +40,21 @@ struct ratelimit_take {
 	enum ratelimit_verdict	 verdict;
 };
 
+static int
+bucket_match(const struct lruhash_node *n, const void *key, size_t keylen)
+{
+	return keylen == KEY_LEN && memcmp(BUCKET_OF(n)->key, key,
+	    KEY_LEN) == 0;
+}
+
+static void
+bucket_free(struct lruhash_node *n)
+{
+	free(BUCKET_OF(n));
+}
+
+static const struct lruhash_type bucket_type = { bucket_match, bucket_free };
+
 struct ratelimit *
 ratelimit_new(uint32_t qps, uint32_t slip, size_t size)
 {
@@ -43,8 +63,8 @@ ratelimit_new(uint32_t qps, uint32_t slip, size_t size)
 	if ((rl = calloc(1, sizeof(*rl))) == NULL)
 		return NULL;
 	/* One shard: the least recently seen address overall goes first. */
-	if ((rl->table = lruhash_new(1, size * lruhash_charge(KEY_LEN,
-	    sizeof(struct ratelimit_bucket)), free)) == NULL) {
+	if ((rl->table = lruhash_new(1, size * lruhash_charge(
+	    sizeof(struct ratelimit_bucket)), &bucket_type)) == NULL) {
 		free(rl);
 		return NULL;
 	}
@@ -92,13 +112,12 @@ bucket_take(struct ratelimit_bucket *b, uint32_t qps, uint32_t slip,
 }
 
 static enum lruhash_verdict
-take_visit(const void *key, size_t keylen, void *value, void *arg)
+take_visit(struct lruhash_node *n, void *arg)
 {
 	struct ratelimit_take *t = arg;
 
-	(void)key;
-	(void)keylen;
-	t->verdict = bucket_take(value, t->rl->qps, t->rl->slip, t->now);
+	t->verdict = bucket_take(BUCKET_OF(n), t->rl->qps, t->rl->slip,
+	    t->now);
 	return LRUHASH_KEEP;
 }
 
@@ -129,8 +148,9 @@ ratelimit_check(struct ratelimit *rl, const struct addr *client,
 	b->tokens = (uint64_t)rl->qps * TOKEN - TOKEN;
 	b->last = now;
 	b->over = 0;
-	(void)lruhash_insert(rl->table, hash, key, sizeof(key), b, sizeof(*b),
-	    NULL);
+	memcpy(b->key, key, sizeof(key));
+	(void)lruhash_insert(rl->table, hash, key, sizeof(key), &b->node,
+	    sizeof(*b), NULL);
 	return RATELIMIT_PASS;
 }
 

@@ -39,27 +39,40 @@ struct transport_conn_cb {
 struct transport_ops {
 	/* The time now, monotonic ms. */
 	uint64_t (*now)(void *env);
-	/* A stopped timer calling fn(arg, now) when it fires; NULL if out
-	 * of memory. */
-	struct transport_timer *(*timer_new)(void *env, transport_timer_fn fn,
-		    void *arg);
+	/*
+	 * Timers live in their owner's memory: timer_size octets of it
+	 * (aligned as max_align_t), made a stopped timer calling fn(arg,
+	 * now) when it fires by timer_init (0, or -1 on failure), and
+	 * undone by timer_fini before the memory goes.
+	 */
+	size_t	(*timer_size)(void *env);
+	int	(*timer_init)(void *env, struct transport_timer *t,
+		    transport_timer_fn fn, void *arg);
 	/* Fire once, ms from now (0: at the loop's next turn), instead of
 	 * whenever it was set to fire. */
 	void	(*timer_set)(struct transport_timer *t, uint32_t ms);
 	void	(*timer_stop)(struct transport_timer *t);
-	void	(*timer_free)(struct transport_timer *t);
+	void	(*timer_fini)(struct transport_timer *t);
 	/*
-	 * Send msg (len octets, copied) to `to` over proto from a new
-	 * socket (for UDP on a port the kernel picks at random, RFC 5452
-	 * §9.2; only the address and port it was sent to can answer) and
-	 * report what comes back through cb with arg until closed. Returns
-	 * the connection, or NULL with errno set.
+	 * Send msg (len octets, copied) to `to` over proto and report what
+	 * comes back through cb with arg until closed. UDP goes from a
+	 * socket on a port the kernel picked at random (RFC 5452 §9.2),
+	 * that only the address and port it was sent to can answer and
+	 * that carries no other query meanwhile; it may have carried
+	 * earlier ones to `to`, each answered. TCP goes over a new
+	 * connection. Returns the connection, or NULL with errno set.
 	 */
 	struct transport_conn *(*open)(void *env, enum transport_proto proto,
 		    const struct addr *to, const uint8_t *msg, size_t len,
 		    const struct transport_conn_cb *cb, void *arg);
-	/* Close c: no callback comes after. Safe from c's own callback. */
-	void	(*close)(struct transport_conn *c);
+	/*
+	 * Close c: no callback comes after. Safe from c's own callback.
+	 * answered: 1 if the answer to c's query came (its ID and question
+	 * matched), so that nothing more is due on c and its UDP socket may
+	 * carry another query; 0 if an answer may still be on its way (the
+	 * socket is then closed, and the port with it).
+	 */
+	void	(*close)(struct transport_conn *c, int answered);
 };
 
 struct transport {
@@ -70,11 +83,13 @@ struct transport {
 /*
  * transport_new: the daemon's transport on base (borrowed): timers are
  * libevent's, the clock is clock_now_ms, UDP goes through connected
- * sockets and TCP through bufferevents. It holds 16 descriptors back for
- * its sockets, for when every other is taken (by clients' connections:
- * accept() then fails before a query's socket() does). Free it with
- * transport_free after every timer and connection made on it. Returns
- * NULL if out of memory.
+ * sockets, some of which wait idle between queries (at most 256, each
+ * to one upstream for good, for at most 16 queries and 1 s: see
+ * transport.c), and TCP through bufferevents. It holds 16 descriptors
+ * back for its sockets, for when every other is taken (by clients'
+ * connections: accept() then fails before a query's socket() does; the
+ * idle sockets are closed first). Free it with transport_free after
+ * every timer and connection made on it. Returns NULL if out of memory.
  */
 struct transport *transport_new(struct event_base *base);
 

@@ -24,6 +24,7 @@ struct udp_server {
 	struct query_ctx	*ctx;
 	int			 fd;
 	int			 pktinfo;	/* bound to a wildcard */
+	int			 used;		/* in[] the last batch filled */
 	struct event		*ev;
 	struct mmsghdr		 in[UDP_BATCH];
 	struct iovec		 in_iov[UDP_BATCH];
@@ -118,8 +119,9 @@ udp_keep(const struct client *c)
 
 static const struct client_ops udp_ops = { udp_send, udp_keep, udp_keep };
 
+/* Point every receive header at its buffers, once. */
 static void
-prepare_receive(struct udp_server *u)
+setup_receive(struct udp_server *u)
 {
 	struct msghdr *mh;
 	size_t i;
@@ -129,13 +131,31 @@ prepare_receive(struct udp_server *u)
 		u->in_iov[i].iov_base = u->query[i];
 		u->in_iov[i].iov_len = sizeof(u->query[i]);
 		mh->msg_name = &u->peers[i];
-		mh->msg_namelen = sizeof(u->peers[i]);
 		mh->msg_iov = &u->in_iov[i];
 		mh->msg_iovlen = 1;
 		mh->msg_control = u->pktinfo ? u->in_cmsg[i].buf : NULL;
+	}
+	u->used = UDP_BATCH;
+}
+
+/*
+ * Make the headers the last batch filled ready again: recvmmsg changes
+ * only their lengths and flags, and a batch of one (most of them, unless
+ * busy) need not pay for 32.
+ */
+static void
+prepare_receive(struct udp_server *u)
+{
+	struct msghdr *mh;
+	int i;
+
+	for (i = 0; i < u->used; i++) {
+		mh = &u->in[i].msg_hdr;
+		mh->msg_namelen = sizeof(u->peers[i]);
 		mh->msg_controllen = u->pktinfo ? sizeof(u->in_cmsg[i]) : 0;
 		mh->msg_flags = 0;
 	}
+	u->used = 0;
 }
 
 /* Handle datagram i of the batch; queue its answer, if any, at *nout. */
@@ -201,6 +221,7 @@ udp_read_cb(evutil_socket_t fd, short what, void *arg)
 		n = recvmmsg(fd, u->in, UDP_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
 			break;
+		u->used = n;
 		now = clock_now_ms();
 		nout = 0;
 		for (i = 0; i < (size_t)n; i++)
@@ -221,6 +242,7 @@ udp_server_new(struct query_ctx *ctx, int fd, int wildcard)
 	u->ctx = ctx;
 	u->fd = fd;
 	u->pktinfo = wildcard;
+	setup_receive(u);
 	u->ev = event_new(ctx->base, fd, EV_READ | EV_PERSIST, udp_read_cb, u);
 	if (u->ev == NULL || event_add(u->ev, NULL) == -1) {
 		udp_server_free(u);

@@ -39,7 +39,11 @@ def test_upstream_without_edns_is_asked_plain_and_stays_up(
         new_bind, faultproxy, dnsdamper, bind):
     ns = new_bind("ef", {ORIGIN: ZONE})
     fp = faultproxy(ns, no_edns=True)
-    d = dnsdamper([Forward(ORIGIN, [fp]), Forward(".", [bind])])
+    # Retransmission timeouts of 2 s and up: a loaded machine must not
+    # make a late answer look like a lost one and add a query to the
+    # counts below.
+    d = dnsdamper([Forward(ORIGIN, [fp]), Forward(".", [bind])],
+                  extra=["upstream-timeout 2s 4s"])
     name = upstream(fp.port)
     mark = ns.mark()
 

@@ -121,7 +121,9 @@ def test_stalled_zone_cannot_starve_another(new_bind, recorder, dnsdamper,
     hammer.join()
 
     # z2 kept being answered, correctly and promptly, all along
-    assert len(z2) >= 20, f"only {len(z2)} z2 queries during the hammering"
+    # About 27 at 100 ms apart; a loaded machine's client runs slower, and
+    # 10 still spread over the hammering is what shows it went on.
+    assert len(z2) >= 10, f"only {len(z2)} z2 queries during the hammering"
     for r in z2:
         assert r.rcode == dns.rcode.NOERROR, r.text()
         assert query.addresses(r) == {"192.0.2.120"}, r.text()

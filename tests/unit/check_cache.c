@@ -14,6 +14,7 @@
 #include "msg.h"
 #include "testcache.h"
 #include "testpkt.h"
+#include "wire.h"
 
 #define T0	1000000		/* an arbitrary "now" at insertion, ms */
 #define SOA_600_120 \
@@ -882,6 +883,74 @@ START_TEST(key_load)
 }
 END_TEST
 
+/* The one record a walk shows, copied into *s. */
+static void
+see_one(const struct cache_record *rec, void *arg)
+{
+	struct seen *s = arg;
+
+	ck_assert_uint_le(rec->wire_len, sizeof(s->wire));
+	ck_assert_uint_le(rec->n_ttls, 8);
+	s->rec = *rec;
+	memcpy(s->wire, rec->wire, rec->wire_len);
+	memcpy(s->ttls, rec->ttls, rec->n_ttls * sizeof(*rec->ttls));
+}
+
+/*
+ * One allocation per entry (cache.c), charged as what it takes: 62
+ * octets of the table's node and the entry's fields (its flags and its
+ * jitter, 3 of them, and an octet to align the jitter); the message without
+ * its OPT: header 12, question www.example. A 13 + 4, the A record with
+ * its owner a pointer to the qname 2 + 10 + 4, 45 octets, rounded up to
+ * 46 for the TTL offsets after it; 2 for its one TTL offset; 16 for
+ * malloc's own header and rounding; 8 for its share of the buckets: 134.
+ * The message, as a walk shows it, holds the key: its qname folded
+ * whatever case the upstream used, and the TTL field holds the stored
+ * TTL (30 raised to min-ttl 60). An entry offered under a key that is not
+ * its own question is refused.
+ */
+START_TEST(entry_layout)
+{
+	struct cache_limits lim = limits;
+	struct cache_stats st;
+	struct cache_key other;
+	struct msg_response r;
+	struct testpkt resp;
+	struct fixture fx;
+	struct seen seen;
+	unsigned i;
+
+	lim.min_ttl = 60;
+	fx_init(&fx, &lim);
+	ck_assert_int_eq(store(&fx, testpkt_response("WwW.ExAmple.",
+	    LDNS_RR_TYPE_A, 0, 1232, "an|WwW.ExAmple. 30 IN A 192.0.2.1",
+	    NULL), "www.example.", LDNS_RR_TYPE_A), 0);
+	cache_stats(fx.c, &st);
+	ck_assert_uint_eq(st.entries, 1);
+	ck_assert_uint_eq(st.bytes, 134);
+	memset(&seen, 0, sizeof(seen));
+	for (i = 0; i < cache_slices(fx.c); i++)
+		cache_walk_slice(fx.c, i, T0, see_one, &seen);
+	ck_assert_uint_eq(seen.rec.wire_len, 45);
+	ck_assert_mem_eq(seen.wire + 12, "\3www\7example\0", 13);
+	ck_assert_uint_eq(seen.rec.n_ttls, 1);
+	ck_assert_uint_eq(seen.ttls[0], 60);
+	ck_assert_uint_eq(wire_rd32(seen.wire + 12 + 17 + 6), 60);
+
+	resp = testpkt_response("www.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|www.example. 30 IN A 192.0.2.2", NULL);
+	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
+	testcache_key(fx.c, "other.example.", LDNS_RR_TYPE_A, &other);
+	ck_assert_int_eq(cache_insert(fx.c, &other,
+	    cache_entry_new(fx.c, &r, T0)), -1);
+	cache_stats(fx.c, &st);
+	ck_assert_uint_eq(st.entries, 1);
+	msg_response_free(&r);
+	testpkt_free(&resp);
+	fx_fini(&fx);
+}
+END_TEST
+
 START_TEST(bounded_under_flood)
 {
 	struct cache *c = cache_new(256 * 1024, &limits);
@@ -942,6 +1011,7 @@ cache_suite(void)
 	tcase_add_test(tc, key_load);
 	tcase_add_test(tc, walk_and_import);
 	tcase_add_test(tc, import_reapplies_rules);
+	tcase_add_test(tc, entry_layout);
 	tcase_add_test(tc, bounded_under_flood);
 	suite_add_tcase(s, tc);
 	return s;

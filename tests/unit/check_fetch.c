@@ -33,8 +33,21 @@ enum op {
 	OP_QUIET,	/* nothing sent, nothing ended since the last check */
 	OP_STATS,	/* the context's counters are st */
 	OP_OPEN_FAILS,	/* opening a socket fails with errno n (0: works) */
-	OP_UPSTREAM	/* upstream n's state is up, its failures in a row
+	OP_UPSTREAM,	/* upstream n's state is up, its failures in a row
 			 * fails */
+	OP_SOCKET	/* the n-th query sent (from 0) is in state sock */
+};
+
+/*
+ * What became of a query's socket (transport.h): a UDP socket may carry
+ * another query only once the answer to its own came, ID and question
+ * matching, whatever its rcode; until then it stays open, and if the
+ * attempt ends first, it is closed with its port.
+ */
+enum sock {
+	S_OPEN,		/* listening */
+	S_REUSABLE,	/* closed, answered: free for another query */
+	S_CLOSED	/* closed unanswered: the socket goes */
 };
 
 enum reply {
@@ -75,6 +88,7 @@ struct step {
 	enum fetch_outcome	 outcome;	/* OP_DONE */
 	int			 unsent;	/* OP_DONE: no query went out */
 	struct fetch_stats	 st;		/* OP_STATS */
+	enum sock		 sock;		/* OP_SOCKET */
 };
 
 #define ASK(nm, result)	{ .op = OP_ASK, .name = nm, .n = result }
@@ -98,6 +112,7 @@ struct step {
 #define QUIET			{ .op = OP_QUIET }
 #define OPEN_FAILS(e)		{ .op = OP_OPEN_FAILS, .n = e }
 #define STATS(...)		{ .op = OP_STATS, .st = { __VA_ARGS__ } }
+#define SOCKET(k, s)		{ .op = OP_SOCKET, .n = k, .sock = s }
 
 struct scenario {
 	const char	*what;
@@ -132,6 +147,8 @@ static const struct scenario scenarios[] = {
 		QUIET,
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 3),
+		SOCKET(0, S_REUSABLE),
+		SOCKET(1, S_OPEN),
 		STATS(.started = 2, .coalesced = 2, .inflight = 1),
 		REPLY(0, "b.example.", R_ANSWER),
 		DONE("b.example.", FETCH_ANSWER, 1),
@@ -150,6 +167,9 @@ static const struct scenario scenarios[] = {
 		/* upstream 0's late answer is as good as any */
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
+		/* upstream 1's answer may still come: its port closes */
+		SOCKET(0, S_REUSABLE),
+		SOCKET(1, S_CLOSED),
 	} },
 	/*
 	 * Flaky is not down: an upstream that answers SERVFAIL or REFUSED is
@@ -162,8 +182,10 @@ static const struct scenario scenarios[] = {
 		ASK("a.example.", 1),
 		SENT(0, "a.example."),
 		REPLY(0, "a.example.", R_SERVFAIL),
+		SOCKET(0, S_REUSABLE),
 		SENT(1, "a.example."),
 		REPLY(1, "a.example.", R_REFUSED),
+		SOCKET(1, S_REUSABLE),
 		SENT(1, "a.example."),
 		REPLY(1, "a.example.", R_SERVFAIL),
 		SENT(1, "a.example."),
@@ -298,6 +320,7 @@ static const struct scenario scenarios[] = {
 		SENT(0, "a.example."),
 		REPLY(0, "a.example.", R_TC),
 		SENT_TCP(0, "a.example."),
+		SOCKET(0, S_REUSABLE),
 		PASS(1000),
 		QUIET,
 		REPLY(0, "a.example.", R_ANSWER),
@@ -312,8 +335,11 @@ static const struct scenario scenarios[] = {
 		REPLY(0, "a.example.", R_CASE_FLIP),
 		QUIET,
 		STATS(.started = 1, .inflight = 1, .mismatched = 3),
+		/* none of them was its answer: it waits on */
+		SOCKET(0, S_OPEN),
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
+		SOCKET(0, S_REUSABLE),
 	} },
 	{ .what = "over UDP, a response larger than the payload size offered "
 	    "is dropped (RFC 6891 §6.2.3); the ID and question are read "
@@ -327,6 +353,7 @@ static const struct scenario scenarios[] = {
 		QUIET,
 		STATS(.started = 1, .inflight = 1, .mismatched = 1,
 		    .malformed = 1, .oversized = 1),
+		SOCKET(0, S_OPEN),
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
 	} },
@@ -371,8 +398,11 @@ static const struct scenario scenarios[] = {
 		REPLY(0, "a.example.", R_CASE_FLIP),
 		PASS(400),
 		SENT_PLAIN(0, "a.example."),
+		/* the answer in our case may yet come to the first */
+		SOCKET(0, S_CLOSED),
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
+		SOCKET(1, S_REUSABLE),
 	} },
 	/*
 	 * query-timeout 1 s: upstream 0 at 0 (RTO 400), upstream 1 at 400
@@ -454,6 +484,9 @@ static const struct scenario scenarios[] = {
 		QUIET,
 		PASS(1),
 		DONE("a.example.", FETCH_FAILED, 1),
+		SOCKET(0, S_CLOSED),
+		SOCKET(1, S_CLOSED),
+		SOCKET(2, S_CLOSED),
 	} },
 	{ .what = "max-inflight: a fetch more is refused until one ends",
 	    .max_inflight = 2, .zone_inflight = 10, .steps = {
@@ -792,6 +825,17 @@ ended(struct world *w, const struct step *st)
 }
 
 static void
+socket_is(struct world *w, const struct step *st)
+{
+	const struct transport_conn *c;
+
+	ck_assert_uint_lt((size_t)st->n, w->net.n_sent);
+	c = &w->net.sent[st->n];
+	ck_assert_int_eq(c->open ? S_OPEN : c->answered ? S_REUSABLE :
+	    S_CLOSED, st->sock);
+}
+
+static void
 upstream_is(struct world *w, const struct step *st)
 {
 	const struct upstream *u = zone_at(w->zones, 0)->upstreams[st->n];
@@ -855,6 +899,9 @@ START_TEST(scenario)
 			break;
 		case OP_UPSTREAM:
 			upstream_is(&w, st);
+			break;
+		case OP_SOCKET:
+			socket_is(&w, st);
 			break;
 		case OP_END:
 			break;

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <check.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,29 +12,51 @@
 
 static int freed;
 
-static void
-count_free(void *v)
+/* An entry of the tests' own: an int under a short string key. */
+struct item {
+	struct lruhash_node	 node;
+	int			 v;
+	size_t			 keylen;
+	char			 key[32];
+};
+
+#define ITEM_OF(n)	((struct item *)(void *)((char *)(n) - \
+			    offsetof(struct item, node)))
+
+static int
+item_match(const struct lruhash_node *n, const void *key, size_t keylen)
 {
-	freed++;
-	free(v);
+	const struct item *it = ITEM_OF(n);
+
+	return it->keylen == keylen && memcmp(it->key, key, keylen) == 0;
 }
 
-static int *
-boxed(int v)
+static void
+item_free(struct lruhash_node *n)
 {
-	int *p = malloc(sizeof(*p));
+	freed++;
+	free(ITEM_OF(n));
+}
 
-	ck_assert_ptr_nonnull(p);
-	*p = v;
-	return p;
+static const struct lruhash_type items = { item_match, item_free };
+
+static struct lruhash_node *
+item(const char *key, int v)
+{
+	struct item *it = malloc(sizeof(*it));
+
+	ck_assert_ptr_nonnull(it);
+	ck_assert_uint_lt(strlen(key), sizeof(it->key));
+	it->v = v;
+	it->keylen = strlen(key);
+	memcpy(it->key, key, it->keylen);
+	return &it->node;
 }
 
 static enum lruhash_verdict
-read_int(const void *key, size_t keylen, void *value, void *arg)
+read_int(struct lruhash_node *n, void *arg)
 {
-	(void)key;
-	(void)keylen;
-	*(int *)arg = *(int *)value;
+	*(int *)arg = ITEM_OF(n)->v;
 	return LRUHASH_KEEP;
 }
 
@@ -51,12 +74,12 @@ static int
 put(struct lruhash *h, const char *key, int v, size_t size)
 {
 	return lruhash_insert(h, lruhash_hash(h, key, strlen(key)), key,
-	    strlen(key), boxed(v), size, NULL);
+	    strlen(key), item(key, v), size, NULL);
 }
 
 START_TEST(insert_lookup_replace)
 {
-	struct lruhash *h = lruhash_new(4, 1 << 20, count_free);
+	struct lruhash *h = lruhash_new(4, 1 << 20, &items);
 	struct lruhash_stats st;
 
 	freed = 0;
@@ -76,7 +99,7 @@ START_TEST(insert_lookup_replace)
 END_TEST
 
 static int
-never(const void *old, void *new)
+never(const struct lruhash_node *old, struct lruhash_node *new)
 {
 	(void)old;
 	(void)new;
@@ -85,12 +108,12 @@ never(const void *old, void *new)
 
 START_TEST(replace_refused)
 {
-	struct lruhash *h = lruhash_new(1, 1 << 20, count_free);
+	struct lruhash *h = lruhash_new(1, 1 << 20, &items);
 
 	freed = 0;
 	ck_assert_int_eq(put(h, "k", 1, 10), 0);
 	ck_assert_int_eq(lruhash_insert(h, lruhash_hash(h, "k", 1), "k", 1,
-	    boxed(2), 10, never), -1);
+	    item("k", 2), 10, never), -1);
 	ck_assert_int_eq(freed, 1);		/* the refused new value */
 	ck_assert_int_eq(get(h, "k"), 1);
 	lruhash_free(h);
@@ -99,13 +122,13 @@ END_TEST
 
 START_TEST(bound_and_lru_order)
 {
-	struct lruhash *h = lruhash_new(1, 4096, count_free);
+	struct lruhash *h = lruhash_new(1, 4096, &items);
 	struct lruhash_stats st;
 	char key[32];
 	int i;
 
 	freed = 0;
-	/* Charged: 1000 + the table's own overhead (< 100), so four fit. */
+	/* Charged 900 + the table's share (lruhash_charge): 4 fit, not 5. */
 	ck_assert_int_eq(put(h, "k0", 0, 900), 0);
 	ck_assert_int_eq(put(h, "k1", 1, 900), 0);
 	ck_assert_int_eq(put(h, "k2", 2, 900), 0);
@@ -129,17 +152,15 @@ START_TEST(bound_and_lru_order)
 END_TEST
 
 static enum lruhash_verdict
-remove_odd(const void *key, size_t keylen, void *value, void *arg)
+remove_odd(struct lruhash_node *n, void *arg)
 {
-	(void)key;
-	(void)keylen;
 	(void)arg;
-	return *(int *)value % 2 ? LRUHASH_REMOVE : LRUHASH_KEEP;
+	return ITEM_OF(n)->v % 2 ? LRUHASH_REMOVE : LRUHASH_KEEP;
 }
 
 START_TEST(walk_removes)
 {
-	struct lruhash *h = lruhash_new(8, 1 << 20, count_free);
+	struct lruhash *h = lruhash_new(8, 1 << 20, &items);
 	struct lruhash_stats st;
 	char key[32];
 	int i;
@@ -163,12 +184,10 @@ END_TEST
 
 /* Marks seen[value] for the values below 1000 (the first batch). */
 static enum lruhash_verdict
-mark_seen(const void *key, size_t keylen, void *value, void *arg)
+mark_seen(struct lruhash_node *n, void *arg)
 {
-	int *seen = arg, v = *(int *)value;
+	int *seen = arg, v = ITEM_OF(n)->v;
 
-	(void)key;
-	(void)keylen;
 	if (v < 1000)
 		seen[v]++;
 	return LRUHASH_KEEP;
@@ -176,7 +195,7 @@ mark_seen(const void *key, size_t keylen, void *value, void *arg)
 
 START_TEST(slices_partition_while_growing)
 {
-	struct lruhash *h = lruhash_new(4, 1 << 24, count_free);
+	struct lruhash *h = lruhash_new(4, 1 << 24, &items);
 	static int seen[1000];
 	unsigned i;
 	char key[32];
@@ -211,8 +230,8 @@ END_TEST
 
 START_TEST(hash_is_keyed)
 {
-	struct lruhash *a = lruhash_new(1, 1024, count_free);
-	struct lruhash *b = lruhash_new(1, 1024, count_free);
+	struct lruhash *a = lruhash_new(1, 1024, &items);
+	struct lruhash *b = lruhash_new(1, 1024, &items);
 
 	/* Two tables, two secret keys: equal hashes only by 2^-64 chance. */
 	ck_assert_uint_ne(lruhash_hash(a, "x", 1), lruhash_hash(b, "x", 1));

@@ -8,6 +8,7 @@
 #include "check_main.h"
 #include "msg.h"
 #include "testpkt.h"
+#include "wire.h"
 
 static uint8_t out[MSG_MAX_LEN + 64];
 
@@ -203,6 +204,59 @@ START_TEST(name_case)
 }
 END_TEST
 
+/* RFC 4343: an ASCII upper-case letter, the only octets case touches. */
+static int
+is_upper(int c)
+{
+	return c >= 'A' && c <= 'Z';
+}
+
+/*
+ * Folding and 0x20 work 8 octets at a step: every octet value 0..255, at
+ * every place in a name of every length from 1 to 24 (no step, one, a
+ * step and a part, three), comes out as one at a time would make it:
+ * 'A'..'Z' lower-cased and nothing else changed by msg_name_fold; by
+ * msg_name_randomize_case every letter of either case in either case and
+ * nothing else changed, the octets past len untouched by both.
+ */
+START_TEST(name_case_every_octet)
+{
+	uint8_t buf[25], want[25];
+	size_t len, at, i;
+	int c, seen[2];
+
+	for (len = 1; len <= 24; len++)
+		for (at = 0; at < len; at++)
+			for (c = 0; c < 256; c++) {
+				memset(buf, 'Q', sizeof(buf));
+				buf[at] = (uint8_t)c;
+				memcpy(want, buf, sizeof(buf));
+				for (i = 0; i < len; i++)
+					if (is_upper(want[i]))
+						want[i] += 'a' - 'A';
+				msg_name_fold(buf, len);
+				ck_assert_mem_eq(buf, want, sizeof(buf));
+				msg_name_randomize_case(buf, len);
+				ck_assert_uint_eq(buf[len], want[len]);
+				ck_assert(msg_name_equal(buf, len, want, len));
+				if (!is_upper(c) && (c < 'a' || c > 'z'))
+					ck_assert_uint_eq(buf[at], c);
+			}
+	/* Every letter place gets both cases: 64 tries, each 1/2, miss
+	 * both only with p = 2^-63 a place. */
+	for (at = 0; at < 20; at++) {
+		seen[0] = seen[1] = 0;
+		for (c = 0; c < 64; c++) {
+			memset(buf, 'q', 20);
+			msg_name_randomize_case(buf, 20);
+			seen[is_upper(buf[at])]++;
+		}
+		ck_assert_int_gt(seen[0], 0);
+		ck_assert_int_gt(seen[1], 0);
+	}
+}
+END_TEST
+
 static enum msg_class
 classify(struct testpkt t, struct msg_response *r)
 {
@@ -301,17 +355,24 @@ START_TEST(response_malformed)
 }
 END_TEST
 
-/* A template straight from a parsed response, TTLs as received. */
+/* The message of the last template_of, which a test may change. */
+static uint8_t tpl_wire[MSG_MAX_LEN];
+
+/* A template straight from a parsed response, TTLs as received; its
+ * message in tpl_wire, without the OPT, which must be last. */
 static struct msg_template
-template_of(const struct msg_response *r, struct msg_ttl_slot *slots)
+template_of(const struct msg_response *r, uint16_t *offsets)
 {
 	struct msg_template t;
 	size_t i, n = 0;
 
 	memset(&t, 0, sizeof(t));
-	t.wire = r->pkt;
+	memcpy(tpl_wire, r->pkt, r->len);
+	t.wire = tpl_wire;
 	t.len = (uint16_t)(r->opt_index != -1 ? r->rrs[r->opt_index].offset :
 	    r->len);
+	wire_wr16(tpl_wire + 10, (uint16_t)(r->counts[MSG_SECTION_ADDITIONAL] -
+	    (r->opt_index != -1)));
 	t.additional_offset = t.len;
 	for (i = 0; i < r->n_rrs; i++) {
 		if ((long)i == r->opt_index)
@@ -319,16 +380,10 @@ template_of(const struct msg_response *r, struct msg_ttl_slot *slots)
 		if (r->rrs[i].section == MSG_SECTION_ADDITIONAL &&
 		    t.additional_offset == t.len)
 			t.additional_offset = r->rrs[i].offset;
-		slots[n].offset = r->rrs[i].ttl_offset;
-		slots[n++].ttl = r->rrs[i].ttl;
+		offsets[n++] = r->rrs[i].ttl_offset;
 	}
-	t.counts[1] = (uint16_t)r->counts[1];
-	t.counts[2] = (uint16_t)r->counts[2];
-	t.counts[3] = (uint16_t)(r->counts[3] - (r->opt_index != -1));
-	t.ttls = slots;
+	t.ttl_offsets = offsets;
 	t.n_ttls = (uint16_t)n;
-	t.rcode = r->rcode & 0xf;
-	t.ad = (r->flags & MSG_FLAG_AD) != 0;
 	return t;
 }
 
@@ -341,7 +396,7 @@ START_TEST(answer_ttl_case_and_opt)
 	    LDNS_RD, 1232, 1);
 	struct msg_reply_opts opts = { 1232, 1232, -1 };
 	struct msg_ttl_rule rule = { 120, 0 };
-	struct msg_ttl_slot slots[4];
+	uint16_t offsets[4];
 	struct msg_response r;
 	struct msg_template t;
 	struct msg_query q;
@@ -350,7 +405,7 @@ START_TEST(answer_ttl_case_and_opt)
 
 	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
 	ck_assert_int_eq(msg_parse_query(qp.wire, qp.len, &q), MSG_PARSE_OK);
-	t = template_of(&r, slots);
+	t = template_of(&r, offsets);
 	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
 	ck_assert_mem_eq(out + 12, "\3WwW\7ExAmPlE\0", 13);
 	p = testpkt_parse(out, len);
@@ -384,7 +439,7 @@ START_TEST(answer_truncation)
 	struct testpkt resp, qp;
 	struct msg_reply_opts opts = { MSG_UDP_MIN, 1232, -1 };
 	struct msg_ttl_rule rule = { 0, 0 };
-	struct msg_ttl_slot slots[64];
+	uint16_t offsets[64];
 	struct msg_response r;
 	struct msg_template t;
 	struct msg_query q;
@@ -407,7 +462,7 @@ START_TEST(answer_truncation)
 	qp = testpkt_query("big.example.", LDNS_RR_TYPE_TXT, LDNS_RD, 0, 0);
 	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
 	ck_assert_int_eq(msg_parse_query(qp.wire, qp.len, &q), MSG_PARSE_OK);
-	t = template_of(&r, slots);
+	t = template_of(&r, offsets);
 	ck_assert_uint_gt(t.len, 512);
 	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
 	/* RFC 2181 §9: an RRset that does not fit is not sent partially. */
@@ -446,14 +501,14 @@ START_TEST(answer_ad_bit)
 	    LDNS_RD, 1232, 1);
 	struct msg_reply_opts opts = { 1232, 1232, -1 };
 	struct msg_ttl_rule rule = { 0, 0 };
-	struct msg_ttl_slot slots[2];
+	uint16_t offsets[2];
 	struct msg_response r;
 	struct msg_template t;
 	struct msg_query q;
 
 	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
-	t = template_of(&r, slots);
-	t.ad = 1;
+	t = template_of(&r, offsets);
+	tpl_wire[3] |= MSG_FLAG_AD;	/* the upstream set AD */
 	/* RFC 6840 §5.8: AD only to clients that sent DO or AD. */
 	ck_assert_int_eq(msg_parse_query(plain.wire, plain.len, &q),
 	    MSG_PARSE_OK);
@@ -515,7 +570,7 @@ START_TEST(buffer_sizes)
 {
 	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, MSG_EDE_STALE };
 	struct msg_ttl_rule rule = { 0, 0 };
-	struct msg_ttl_slot slots[4];
+	uint16_t offsets[4];
 	struct testpkt qp, resp;
 	struct msg_response r;
 	struct msg_template t;
@@ -543,7 +598,7 @@ START_TEST(buffer_sizes)
 	snprintf(rr, sizeof(rr), "an|%s 60 IN TXT \"hello\"", name);
 	resp = testpkt_response(name, LDNS_RR_TYPE_TXT, 0, 0, rr, NULL);
 	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
-	t = template_of(&r, slots);
+	t = template_of(&r, offsets);
 	ck_assert_uint_eq(msg_write_answer(&t, &q, &rule, &opts, out,
 	    MSG_ERROR_MAX_LEN), 288);
 	ck_assert(out[2] & (MSG_FLAG_TC >> 8));
@@ -732,6 +787,7 @@ msg_suite(void)
 	tcase_add_test(tc, parse_query_notimp_badvers);
 	tcase_add_test(tc, opt_ttl_is_not_a_ttl);
 	tcase_add_test(tc, name_case);
+	tcase_add_test(tc, name_case_every_octet);
 	tcase_add_test(tc, classify_answers);
 	tcase_add_test(tc, classify_negative_and_failures);
 	tcase_add_test(tc, response_malformed);

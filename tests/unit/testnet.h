@@ -36,6 +36,7 @@ struct transport_conn {
 	const struct transport_conn_cb *cb;
 	void			*arg;
 	int			 open;
+	int			 answered; /* closed as answered, transport.h */
 	uint64_t		 at;	/* virtual ms it was sent */
 };
 
@@ -55,22 +56,29 @@ testnet_now(void *env)
 	return ((struct testnet *)env)->now;
 }
 
-static inline struct transport_timer *
-testnet_timer_new(void *env, transport_timer_fn fn, void *arg)
+static inline size_t
+testnet_timer_size(void *env)
+{
+	(void)env;
+	return sizeof(struct transport_timer);
+}
+
+static inline int
+testnet_timer_init(void *env, struct transport_timer *t,
+    transport_timer_fn fn, void *arg)
 {
 	struct testnet *net = env;
-	struct transport_timer *t;
 	size_t i;
 
 	for (i = 0; i < TESTNET_MAX && net->timers[i] != NULL; i++)
 		;
 	ck_assert_uint_lt(i, TESTNET_MAX);
-	ck_assert_ptr_nonnull(t = calloc(1, sizeof(*t)));
+	memset(t, 0, sizeof(*t));
 	t->net = net;
 	t->fn = fn;
 	t->arg = arg;
 	net->timers[i] = t;
-	return t;
+	return 0;
 }
 
 static inline void
@@ -88,14 +96,13 @@ testnet_timer_stop(struct transport_timer *t)
 }
 
 static inline void
-testnet_timer_free(struct transport_timer *t)
+testnet_timer_fini(struct transport_timer *t)
 {
 	size_t i;
 
 	for (i = 0; i < TESTNET_MAX; i++)
 		if (t->net->timers[i] == t)
 			t->net->timers[i] = NULL;
-	free(t);
 }
 
 static inline struct transport_conn *
@@ -126,14 +133,15 @@ testnet_open(void *env, enum transport_proto proto, const struct addr *to,
 }
 
 static inline void
-testnet_close(struct transport_conn *c)
+testnet_close(struct transport_conn *c, int answered)
 {
 	c->open = 0;
+	c->answered = answered;
 }
 
 static const struct transport_ops testnet_ops = {
-	testnet_now, testnet_timer_new, testnet_timer_set, testnet_timer_stop,
-	testnet_timer_free, testnet_open, testnet_close
+	testnet_now, testnet_timer_size, testnet_timer_init, testnet_timer_set,
+	testnet_timer_stop, testnet_timer_fini, testnet_open, testnet_close
 };
 
 /* testnet_init: a network where nothing was sent, at virtual time now. */

@@ -58,9 +58,10 @@ class Blackhole:
 
 # --- a scripted UDP upstream that records what it is asked -----------------
 
-Asked = collections.namedtuple("Asked", "t qname qtype")
+Asked = collections.namedtuple("Asked", "t qname qtype port")
 """One query a Recorder received: monotonic arrival time, qname as sent
-(case kept, no trailing dot), qtype as text ('A', 'SOA', ...)."""
+(case kept, no trailing dot), qtype as text ('A', 'SOA', ...), the source
+port it came from."""
 
 
 def synthesize(addr, ttl):
@@ -161,7 +162,7 @@ class Recorder:
             with self._lock:
                 self.asked.append(Asked(
                     now, qn.name.to_text(omit_final_dot=True),
-                    dns.rdatatype.to_text(qn.rdtype)))
+                    dns.rdatatype.to_text(qn.rdtype), peer[1]))
             mode, arg = self._mode
             try:
                 if mode == "relay":
