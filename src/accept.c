@@ -23,8 +23,9 @@ accept_error_cb(struct evconnlistener *l, void *arg)
 {
 	static const struct timeval pause = { ACCEPT_PAUSE_SEC, 0 };
 	/* Static: out of descriptors is the host's trouble, one warning a
-	 * minute for the whole process, whichever listener meets it; and
-	 * libevent gives this callback nothing of ours to keep it in. */
+	 * minute for the whole process, whichever listener (of whichever
+	 * worker thread) meets it; and libevent gives this callback nothing
+	 * of ours to keep it in. log_limit_due is lock-free. */
 	static struct log_limit said;
 	int err = errno;
 	uint64_t held;

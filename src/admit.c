@@ -11,60 +11,30 @@
 #include "wire.h"
 
 struct admit {
-	struct ratelimit	*rl;		/* NULL: ratelimit 0 */
-	struct log_limit	 refused_log;
-	struct log_limit	 limited_log;
+	struct ratelimit	*rl;		/* borrowed, shared */
 };
 
+/*
+ * The process's once-a-minute lines, whichever worker's client it is
+ * about (log_limit_due is lock-free): a flood spread over the workers is
+ * said once, not once per worker.
+ */
+static struct log_limit refused_log, limited_log;
+
 struct admit *
-admit_new(const struct config *conf)
+admit_new(struct ratelimit *rl)
 {
 	struct admit *a;
 
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return NULL;
-	if (conf->ratelimit > 0 && (a->rl = ratelimit_new(conf->ratelimit,
-	    conf->ratelimit_slip, conf->ratelimit_size)) == NULL) {
-		free(a);
-		return NULL;
-	}
-	return a;
-}
-
-int
-admit_configure(struct admit *a, const struct config *conf)
-{
-	struct ratelimit *rl;
-
-	if (conf->ratelimit == 0) {
-		ratelimit_free(a->rl);
-		a->rl = NULL;
-		return 0;
-	}
-	if (a->rl != NULL && ratelimit_size(a->rl) == conf->ratelimit_size) {
-		ratelimit_set(a->rl, conf->ratelimit, conf->ratelimit_slip);
-		return 0;
-	}
-	if ((rl = ratelimit_new(conf->ratelimit, conf->ratelimit_slip,
-	    conf->ratelimit_size)) == NULL) {
-		log_warnx("ratelimit-size %u: out of memory; keeping the "
-		    "previous table", conf->ratelimit_size);
-		if (a->rl != NULL)
-			ratelimit_set(a->rl, conf->ratelimit,
-			    conf->ratelimit_slip);
-		return -1;
-	}
-	ratelimit_free(a->rl);
 	a->rl = rl;
-	return 0;
+	return a;
 }
 
 void
 admit_free(struct admit *a)
 {
-	if (a == NULL)
-		return;
-	ratelimit_free(a->rl);
 	free(a);
 }
 
@@ -96,21 +66,21 @@ admit_checked(struct admit *a, const struct config *conf,
 	enum ratelimit_verdict v;
 
 	if (!acl_match(&conf->allow.acl, client)) {
-		m->refused_queries++;
-		admit_log(&a->refused_log, udp ? "not in allow: refused a UDP "
+		metrics_add(&m->refused_queries, 1);
+		admit_log(&refused_log, udp ? "not in allow: refused a UDP "
 		    "query" : "not in allow: refused a TCP query", client, now);
 		return ADMIT_REFUSE;
 	}
-	if (a->rl == NULL || !udp ||
+	if (conf->ratelimit == 0 || !udp ||
 	    acl_match(&conf->exempt_clients.acl, client))
 		return ADMIT_SERVE;
 	if ((v = ratelimit_check(a->rl, client, now)) == RATELIMIT_PASS)
 		return ADMIT_SERVE;
 	if (v == RATELIMIT_DROP)
-		m->ratelimit_dropped++;
+		metrics_add(&m->ratelimit_dropped, 1);
 	else
-		m->ratelimit_slipped++;
-	admit_log(&a->limited_log, "over ratelimit: dropped or truncated a "
+		metrics_add(&m->ratelimit_slipped, 1);
+	admit_log(&limited_log, "over ratelimit: dropped or truncated a "
 	    "query", client, now);
 	return v == RATELIMIT_DROP ? ADMIT_DROP : ADMIT_SLIP;
 }
@@ -121,8 +91,8 @@ admit_connection(struct admit *a, const struct config *conf,
 {
 	if (acl_match(&conf->allow.acl, client))
 		return 1;
-	m->refused_connections++;
-	admit_log(&a->refused_log, "not in allow: closed a TCP connection",
+	metrics_add(&m->refused_connections, 1);
+	admit_log(&refused_log, "not in allow: closed a TCP connection",
 	    client, now);
 	return 0;
 }
@@ -134,7 +104,7 @@ admit_minimal_any(const struct config *conf, const struct addr *client,
 	if (!udp || q->q.qtype != MSG_TYPE_ANY || q->q.qclass != MSG_CLASS_IN ||
 	    acl_match(&conf->exempt_clients.acl, client))
 		return 0;
-	m->any_minimal++;
+	metrics_add(&m->any_minimal, 1);
 	return 1;
 }
 
@@ -187,7 +157,5 @@ admit_write_slip(const struct msg_query *q, const struct msg_reply_opts *opts,
 void
 admit_stats(struct admit *a, struct ratelimit_stats *out)
 {
-	memset(out, 0, sizeof(*out));
-	if (a->rl != NULL)
-		ratelimit_stats(a->rl, out);
+	ratelimit_stats(a->rl, out);
 }

@@ -4,7 +4,8 @@
  * per-address `ratelimit` over UDP with its slip (ratelimit.h), and the
  * minimal answer to ANY over UDP (RFC 8482 §4.2). Clients in
  * `exempt-clients` are neither rate limited nor given the minimal ANY.
- * One per worker, so its table is the worker's alone.
+ * One per worker; the rate limit table it asks is shared by every worker
+ * (ratelimit.h), and asked only while `ratelimit` is on.
  */
 #ifndef DNSDAMPER_ADMIT_H
 #define DNSDAMPER_ADMIT_H
@@ -35,18 +36,12 @@ enum admit_verdict {
 };
 
 /*
- * admit_new: the admission state of a worker serving conf (a rate limit
- * table when conf->ratelimit is not 0). Returns NULL if out of memory.
+ * admit_new: the admission state of a worker, asking rl (borrowed,
+ * shared: main configures it as `ratelimit`, `ratelimit-slip` and
+ * `ratelimit-size` say) when conf->ratelimit is not 0. Returns NULL if
+ * out of memory.
  */
-struct admit *admit_new(const struct config *conf);
-
-/*
- * admit_configure: follow conf from now on (a reload): a table made,
- * resized (its addresses forgotten), dropped or given the new rate and
- * slip as conf says. Returns 0, or -1 if out of memory: the old table,
- * if any, is kept with the new rate and slip, and the error is logged.
- */
-int	admit_configure(struct admit *a, const struct config *conf);
+struct admit *admit_new(struct ratelimit *rl);
 
 /* admit_free: free a. NULL is allowed. */
 void	admit_free(struct admit *a);
@@ -117,7 +112,7 @@ size_t	admit_write_any(const struct config *conf, const struct msg_query *q,
 size_t	admit_write_slip(const struct msg_query *q,
 	    const struct msg_reply_opts *opts, uint8_t *out, size_t cap);
 
-/* admit_stats: the rate limit table's figures (zero without a table). */
+/* admit_stats: the rate limit table's figures. */
 void	admit_stats(struct admit *a, struct ratelimit_stats *out);
 
 #endif

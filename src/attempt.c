@@ -63,7 +63,7 @@ count_failure(struct attempt *a, int answered, uint64_t now)
 {
 	if (!a->aq->health)
 		return;
-	a->st->failures++;
+	metrics_add_shared(&a->st->failures, 1);
 	if (answered)
 		upstream_answered_failure(a->up, a->aq->clients_q, now);
 	else
@@ -98,7 +98,8 @@ static void
 send_failed(struct attempt *a, uint64_t now)
 {
 	/* Static: one warning a minute for the whole process, whichever
-	 * fetch meets the host's trouble. */
+	 * fetch (of whichever worker thread) meets the host's trouble;
+	 * log_limit_due is lock-free. */
 	static struct log_limit said;
 	int err = errno;
 	uint64_t held;
@@ -108,7 +109,7 @@ send_failed(struct attempt *a, uint64_t now)
 		count_failure(a, 0, now);
 		return;
 	}
-	a->aq->counts->local++;
+	metrics_add(&a->aq->counts->local, 1);
 	if (log_limit_due(&said, now, LOG_LIMIT_MINUTE, &held))
 		log_warnx("upstream %s: query not sent: %s; not counted against "
 		    "it (and %llu more since the last such message)",
@@ -135,7 +136,7 @@ attempt_resend(struct attempt *a, uint64_t now)
 {
 	const struct transport *t = a->aq->t;
 
-	a->st->queries++;
+	metrics_add_shared(&a->st->queries, 1);
 	a->sent = now;
 	if ((a->conn = t->ops->open(t->env, a->tcp ? TRANSPORT_TCP :
 	    TRANSPORT_UDP, &a->up->addr, a->wire, a->wire_len, &conn_cb,
@@ -152,7 +153,7 @@ attempt_tcp_start(struct attempt *a, uint64_t now)
 	attempt_close(a);
 	a->tcp = 1;
 	a->aq->owner->tcp(a->aq->arg, a);
-	a->st->tc_retries++;
+	metrics_add_shared(&a->st->tc_retries, 1);
 	attempt_log(a, "truncated (TC); asking again over TCP");
 	attempt_resend(a, now);
 }
@@ -170,7 +171,7 @@ attempt_plain_retry(struct attempt *a, uint64_t now)
 	a->plain_retry = 1;
 	a->id = (uint16_t)csprng_u32();
 	attempt_write(a, 0);
-	a->st->edns_fallbacks++;
+	metrics_add_shared(&a->st->edns_fallbacks, 1);
 	attempt_log(a, "FORMERR or NOTIMP to EDNS; asking again without it "
 	    "(RFC 6891 §7)");
 	attempt_resend(a, now);
@@ -192,7 +193,7 @@ static const char *
 unusable(struct attempt *a, const struct msg_response *r)
 {
 	if (r->long_chain) {
-		a->aq->counts->long_chain++;
+		metrics_add(&a->aq->counts->long_chain, 1);
 		return "answered with a CNAME chain too long to follow";
 	}
 	if (r->class == MSG_CLASS_FAILURE)
@@ -209,8 +210,8 @@ static void
 attempt_answered(struct attempt *a, const struct msg_response *r,
     uint64_t now)
 {
-	a->st->answers++;
-	metrics_observe(&a->st->latency, now - a->sent);
+	metrics_add_shared(&a->st->answers, 1);
+	metrics_observe_shared(&a->st->latency, now - a->sent);
 	upstream_answered(a->up, (uint32_t)(now - a->sent), now);
 	if (a->plain_retry)
 		upstream_no_edns(a->up, now);
@@ -227,7 +228,7 @@ refuse(struct attempt *a, uint64_t *counter, const char *what, uint64_t now)
 {
 	char why[128];
 
-	(*counter)++;
+	metrics_add(counter, 1);
 	if (a->tcp) {
 		attempt_failed(a, what, 1, now);
 		return;
@@ -273,7 +274,7 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 		 * the timeout does the upstream lose 0x20 (see the fetch's
 		 * retry).
 		 */
-		counts->mismatched++;
+		metrics_add(&counts->mismatched, 1);
 		a->case_only = 1;
 		attempt_log(a, "ignored a response in another case (0x20)");
 		return;
@@ -315,7 +316,7 @@ attempt_init(struct attempt *a, const struct attempt_query *aq,
 	a->idx = idx;
 	a->id = (uint16_t)csprng_u32();
 	memcpy(a->qname, aq->q.q.qname, aq->q.q.qname_len);
-	if (aq->randomize_case && !up->no_case) {
+	if (aq->randomize_case && upstream_echoes_case(up)) {
 		msg_name_randomize_case(a->qname, aq->q.q.qname_len);
 		a->cased = 1;
 	}
@@ -340,7 +341,7 @@ attempt_send(struct attempt *a, uint64_t now)
 	attempt_write(a, upstream_edns(a->up, now));
 	a->sent = now;
 	a->rto = upstream_rto(a->up);
-	a->st->queries++;
+	metrics_add_shared(&a->st->queries, 1);
 	if ((a->conn = t->ops->open(t->env, TRANSPORT_UDP, &a->up->addr,
 	    a->wire, a->wire_len, &conn_cb, a)) == NULL) {
 		send_failed(a, now);
@@ -355,7 +356,7 @@ attempt_timed_out(struct attempt *a, uint64_t now)
 	if (!a->aq->health)
 		return;
 	attempt_log(a, "no answer within its timeout; asking the next");
-	a->st->timeouts++;
+	metrics_add_shared(&a->st->timeouts, 1);
 	upstream_timed_out(a->up, a->aq->clients_q, a->rto, a->sent, now);
 }
 

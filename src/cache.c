@@ -20,8 +20,15 @@
 struct cache {
 	struct lruhash		*table;
 	uint64_t		 size;		/* bytes, cache-size */
-	struct cache_limits	 lim;
+	struct cache_limits	 lim;		/* read with LIM */
 };
+
+/*
+ * A limit, as every worker thread reads it while a reload may change it:
+ * each is a relaxed atomic (cache_set_limits), so a reader sees its old
+ * or its new value; they are independent bounds, never read as a set.
+ */
+#define LIM(c, f)	__atomic_load_n(&(c)->lim.f, __ATOMIC_RELAXED)
 
 /*
  * One allocation per entry: the table's node, these few fields, then the
@@ -168,7 +175,15 @@ cache_free(struct cache *c)
 void
 cache_set_limits(struct cache *c, const struct cache_limits *lim)
 {
-	c->lim = *lim;
+#define SET_LIM(f)	__atomic_store_n(&c->lim.f, lim->f, __ATOMIC_RELAXED)
+	SET_LIM(min_ttl);
+	SET_LIM(max_ttl);
+	SET_LIM(max_negative_ttl);
+	SET_LIM(failure_ttl);
+	SET_LIM(stale_max_age);
+	SET_LIM(stale_answer_ttl);
+	SET_LIM(stale_refresh_interval);
+#undef SET_LIM
 }
 
 void
@@ -269,12 +284,12 @@ stored_ttl(const struct cache *c, enum cache_kind kind,
 			if (minimum >= 0)
 				ttl = min32(ttl, (uint32_t)minimum);
 		}
-		return min32(min32(ttl, c->lim.max_negative_ttl),
-		    c->lim.max_ttl);
+		return min32(min32(ttl, LIM(c, max_negative_ttl)),
+		    LIM(c, max_ttl));
 	}
-	if (ttl < c->lim.min_ttl && kind == CACHE_POSITIVE)
-		ttl = c->lim.min_ttl;
-	return min32(ttl, c->lim.max_ttl);
+	if (ttl < LIM(c, min_ttl) && kind == CACHE_POSITIVE)
+		ttl = LIM(c, min_ttl);
+	return min32(ttl, LIM(c, max_ttl));
 }
 
 /*
@@ -508,7 +523,7 @@ static int
 past_stale(const struct cache *c, const struct cache_entry *e, uint64_t now)
 {
 	return now >= entry_expire(e) + (e->kind == CACHE_FAILURE ? 0 :
-	    (uint64_t)c->lim.stale_max_age * 1000);
+	    (uint64_t)LIM(c, stale_max_age) * 1000);
 }
 
 struct mark_arg {
@@ -552,7 +567,7 @@ cache_refresh_failed(struct cache *c, const struct cache_key *key,
 	    key->len - 1, 0, key->data[key->len - 1])) == NULL)
 		return;
 	e->stored = now;
-	e->ttl = c->lim.failure_ttl;
+	e->ttl = LIM(c, failure_ttl);
 	lruhash_insert(c->table, key->hash, key->data, key->len, &e->node,
 	    entry_size(e), failure_may_replace);
 }
@@ -572,7 +587,7 @@ static size_t
 stale_answer(const struct lookup_arg *a, const struct cache_entry *e)
 {
 	struct msg_reply_opts opts = *a->opts;
-	struct msg_ttl_rule rule = { 0, a->c->lim.stale_answer_ttl };
+	struct msg_ttl_rule rule = { 0, LIM(a->c, stale_answer_ttl) };
 
 	opts.ede = MSG_EDE_STALE;
 	return entry_write(e, a->q, &rule, &opts, a->out, a->cap);
@@ -586,7 +601,7 @@ stale_answer(const struct lookup_arg *a, const struct cache_entry *e)
 static uint64_t
 recheck_ms(const struct cache *c, const struct cache_entry *e)
 {
-	uint64_t ms = (uint64_t)c->lim.stale_refresh_interval * 1000;
+	uint64_t ms = (uint64_t)LIM(c, stale_refresh_interval) * 1000;
 
 	return ms * 3 / 4 + (ms / 2 * (e->jitter >> 8) >> 8);
 }

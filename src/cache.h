@@ -56,7 +56,8 @@ struct cache *cache_new(uint64_t size_bytes, const struct cache_limits *lim);
 /* cache_free: free the cache and every entry. NULL is allowed. */
 void	cache_free(struct cache *c);
 
-/* cache_set_limits: use new TTL bounds for entries stored from now on. */
+/* cache_set_limits: use new TTL bounds for entries stored from now on;
+ * safe while other threads use the cache (each limit is an atomic). */
 void	cache_set_limits(struct cache *c, const struct cache_limits *lim);
 
 /*

@@ -410,7 +410,14 @@ cachefile_read(struct cache *c, struct zone_table *zones, const char *path,
 		close(fd);
 		return -1;
 	}
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size <= file_max(c) &&
+	/* Not read at all: what we could not have written is no cache. */
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > file_max(c)) {
+		log_warnx("cache-file %s: ignored: larger than a cache of "
+		    "cache-size makes it", path);
+		close(fd);
+		return -1;
+	}
+	if (S_ISREG(st.st_mode) &&
 	    (all = malloc((size_t)st.st_size + 1)) != NULL) {
 		while (len < (size_t)st.st_size && (got = read(fd, all + len,
 		    (size_t)st.st_size - len)) > 0)

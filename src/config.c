@@ -152,6 +152,7 @@ config_defaults(struct config *conf)
 {
 	memset(conf, 0, sizeof(*conf));
 	conf->cache_size = 64 * 1024 * 1024;
+	conf->threads = 0;	/* one per CPU we may run on, at most 4 */
 	conf->max_ttl = 86400;
 	conf->min_ttl = 0;
 	/* RFC 2308 §5: a day at most, hours usual. */

@@ -160,6 +160,8 @@ struct config {
 	struct config_local_data *local_data;	/* owned array, file order */
 	size_t			 n_local_data;
 	uint64_t		 cache_size;	/* bytes */
+	uint32_t		 threads;	/* workers; 0: one per CPU of
+						 * our affinity, at most 4 */
 	uint32_t		 max_ttl;	/* seconds */
 	uint32_t		 min_ttl;	/* seconds */
 	uint32_t		 max_negative_ttl; /* seconds */

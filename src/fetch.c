@@ -7,6 +7,7 @@
 
 #include "attempt.h"
 #include "fetch.h"
+#include "inflight.h"
 #include "probe.h"
 #include "transport.h"
 
@@ -19,12 +20,22 @@
  * fails 5 in a row 0.24 % of the time (3 in a row 2.7 %).
  */
 #define FETCH_SAME_RETRIES	4
+/*
+ * How much longer than query-timeout queries waiting for another worker's
+ * resolution wait at most: it ends by its own deadline, and the word of
+ * it comes at once; this bounds the wait if that word is lost (no
+ * memory for it) or slow (that worker's loop busy): they then look in
+ * the cache, and resolve it here if it is not there.
+ */
+#define FETCH_REMOTE_SLACK	1000	/* ms */
 
 /* Why a fetch runs: only resolutions are coalesced, budgeted, reported. */
 enum fetch_kind {
 	FETCH_RESOLVE,		/* for clients or the cache */
 	FETCH_PROBE,		/* is a down upstream back? */
-	FETCH_LOOP_PROBE	/* does this upstream send queries back to us? */
+	FETCH_LOOP_PROBE,	/* does this upstream send queries back to us? */
+	FETCH_REMOTE		/* another worker resolves it: its waiters here
+				 * wait for fetch_landed */
 };
 
 struct fetch {
@@ -50,6 +61,7 @@ struct fetch {
 	uint64_t		 started;	/* ms */
 	TAILQ_HEAD(, fetch_waiter) waiters;
 	uint32_t		 n_waiters;
+	int			 claimed;	/* its key in ctx->index */
 	int			 first_used;	/* first holds an attempt */
 	struct attempt		 first;		/* that of most fetches */
 	/* The timers, order and dead: one allocation for the fetch. */
@@ -64,7 +76,10 @@ struct fetch_ctx {
 	void			*arg;
 	struct fetch		*buckets[FETCH_BUCKETS];
 	struct fetch		*probes;	/* running, chained by hnext */
-	struct fetch_stats	 stats;
+	struct inflight		*index;		/* shared with the other
+						 * workers, or NULL */
+	unsigned		 worker;	/* our number in it */
+	struct fetch_stats	 stats;		/* ours: metrics_add */
 	struct attempt_counts	 responses;	/* refused, into stats */
 	struct upstream_stats	 stats_lost;	/* when a zone's counters
 						 * could not be had */
@@ -99,15 +114,16 @@ table_remove(struct fetch_ctx *ctx, struct fetch *f)
 {
 	struct fetch **pp;
 
-	pp = f->kind != FETCH_RESOLVE ? &ctx->probes : bucket(ctx, &f->key);
+	pp = f->kind == FETCH_PROBE || f->kind == FETCH_LOOP_PROBE ?
+	    &ctx->probes : bucket(ctx, &f->key);
 	for (; *pp != NULL; pp = &(*pp)->hnext)
 		if (*pp == f) {
 			*pp = f->hnext;
 			break;
 		}
 	if (f->kind == FETCH_RESOLVE) {
-		ctx->stats.inflight--;
-		f->zone->inflight--;
+		metrics_sub(&ctx->stats.inflight, 1);
+		zone_refund(f->zone);
 	}
 }
 
@@ -131,11 +147,18 @@ fetch_free(struct fetch *f)
 		ops->timer_fini(f->retry);
 	if (f->n_timers > 1)
 		ops->timer_fini(f->deadline);
+	if (f->kind == FETCH_LOOP_PROBE && f->n_order > 0)
+		upstream_loop_probe_end(f->order[0], f->aq.q.q.qname,
+		    f->aq.q.q.qname_len);
 	zone_table_unref(f->zones);
 	free(f);
 }
 
-/* The one way a fetch ends: report to the owner, then free it. */
+/*
+ * The one way a fetch ends: report to the owner (who stores the outcome
+ * in the cache), then let the other workers waiting for the key look
+ * there, then free it.
+ */
 static void
 fetch_end(struct fetch *f, enum fetch_outcome outcome,
     const struct msg_response *r, uint64_t now)
@@ -144,8 +167,10 @@ fetch_end(struct fetch *f, enum fetch_outcome outcome,
 	    outcome == FETCH_FAILED && !f->reached };
 
 	table_remove(f->ctx, f);
-	if (f->kind == FETCH_RESOLVE)
+	if (f->kind == FETCH_RESOLVE || f->kind == FETCH_REMOTE)
 		f->ctx->done(f, &res, f->ctx->arg);
+	if (f->claimed)
+		inflight_release(f->ctx->index, &f->key, f->ctx->worker);
 	fetch_free(f);
 }
 
@@ -159,7 +184,11 @@ fetch_fail_soon(struct fetch *f)
 static void
 deadline_cb(void *arg, uint64_t now)
 {
-	fetch_end(arg, FETCH_FAILED, NULL, now);
+	struct fetch *f = arg;
+
+	/* Waiting for another worker: look in the cache now, word or not. */
+	fetch_end(f, f->kind == FETCH_REMOTE ? FETCH_LANDED : FETCH_FAILED,
+	    NULL, now);
 }
 
 /* Tell the waiters of f of a timeout or failure (fetch_waiter.setback). */
@@ -455,48 +484,139 @@ fetch_new(struct fetch_ctx *ctx, enum fetch_kind kind,
 	return f;
 }
 
+/*
+ * Make w (if any) wait on f, in this worker: -1 (refused) if max_waiters
+ * wait already, else 0. The first waiter of a fetch this worker started
+ * (joined 0) is none that coalesced.
+ */
+static int
+fetch_wait(struct fetch_ctx *ctx, struct fetch *f, struct fetch_waiter *w,
+    int joined)
+{
+	if (w == NULL)
+		return 0;
+	/* A waiter more would cost memory and, at the end, one callback's
+	 * time; a burst of one name is answered now. */
+	if (f->n_waiters >= ctx->s.max_waiters) {
+		metrics_add(&ctx->stats.waiters_refused, 1);
+		return -1;
+	}
+	metrics_add(&ctx->stats.coalesced, joined);
+	if (f->kind == FETCH_REMOTE)
+		metrics_add(&ctx->stats.across, 1);
+	TAILQ_INSERT_TAIL(&f->waiters, w, entry);
+	w->fetch = f;
+	f->n_waiters++;
+	return 0;
+}
+
+/* Into ctx's in-flight table: the fetch of key from now on. */
+static void
+table_add(struct fetch_ctx *ctx, struct fetch *f, uint64_t now)
+{
+	f->hnext = *bucket(ctx, &f->key);
+	*bucket(ctx, &f->key) = f;
+	f->started = now;
+}
+
+/*
+ * Another worker resolves key, and will tell us when it ends: w waits
+ * here for that, on a fetch that sends nothing, at most query-timeout
+ * and FETCH_REMOTE_SLACK. -1 if out of memory.
+ */
+static int
+fetch_park(struct fetch_ctx *ctx, const struct cache_key *key, uint64_t now,
+    struct fetch_waiter *w)
+{
+	struct fetch *f;
+
+	if ((f = fetch_alloc(ctx, 0)) == NULL) {
+		metrics_add(&ctx->stats.over_budget, 1);
+		return -1;
+	}
+	f->kind = FETCH_REMOTE;
+	f->key = *key;
+	ctx->t->ops->timer_set(f->deadline, ctx->s.query_timeout +
+	    FETCH_REMOTE_SLACK);
+	table_add(ctx, f, now);
+	return fetch_wait(ctx, f, w, 1);
+}
+
+/*
+ * A resolution of key in this worker, claimed in the index if claimed:
+ * within max-inflight and the zone's budget, or NULL (counted).
+ */
+static struct fetch *
+fetch_start(struct fetch_ctx *ctx, const struct cache_key *key,
+    const struct msg_query *q, struct zone_table *zones, struct zone *zone,
+    uint64_t now, int claimed)
+{
+	struct fetch *f = NULL;
+
+	/* A zone spends its own budget only: a stalled upstream of one zone
+	 * cannot starve the others. */
+	if (metrics_read(&ctx->stats.inflight) >= ctx->s.max_inflight ||
+	    !zone_spend(zone))
+		goto refused;
+	if ((f = fetch_new(ctx, FETCH_RESOLVE, key, q, zones, zone,
+	    NULL)) == NULL) {
+		zone_refund(zone);
+		goto refused;
+	}
+	table_add(ctx, f, now);
+	metrics_add(&ctx->stats.inflight, 1);
+	metrics_add(&ctx->stats.started, 1);
+	f->claimed = claimed;
+	upstream_budget_first(zone_table_registry(zones), now);
+	fetch_send_next(f, now);
+	return f;
+refused:
+	metrics_add(&ctx->stats.over_budget, 1);
+	if (claimed)
+		inflight_release(ctx->index, key, ctx->worker);
+	return NULL;
+}
+
 int
 fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
     const struct msg_query *q, struct zone_table *zones, struct zone *zone,
     uint64_t now, struct fetch_waiter *w)
 {
 	struct fetch *f;
-	int started = 0;
+	int claimed = 0;
 
-	if ((f = table_find(ctx, key)) != NULL) {
-		/* A waiter more would cost memory and, at the end, one
-		 * callback's time; a burst of one name is answered now. */
-		if (w != NULL && f->n_waiters >= ctx->s.max_waiters) {
-			ctx->stats.waiters_refused++;
-			return -1;
+	if ((f = table_find(ctx, key)) != NULL)
+		return fetch_wait(ctx, f, w, 1);
+	if (ctx->index != NULL) {
+		switch (inflight_claim(ctx->index, key, ctx->worker,
+		    w != NULL && !w->own, now)) {
+		case INFLIGHT_OWNER:
+			claimed = 1;
+			break;
+		case INFLIGHT_WAITING:
+			return fetch_park(ctx, key, now, w);
+		case INFLIGHT_ELSEWHERE:
+			/* Refreshing: the other worker's answer does it. */
+			if (w == NULL)
+				return 0;
+			break;
 		}
-		ctx->stats.coalesced += w != NULL;
-	} else {
-		/* A zone spends its own budget only: a stalled upstream of
-		 * one zone cannot starve the others. */
-		if (ctx->stats.inflight >= ctx->s.max_inflight ||
-		    zone->inflight >= zone->max_inflight ||
-		    (f = fetch_new(ctx, FETCH_RESOLVE, key, q, zones, zone,
-		    NULL)) == NULL) {
-			ctx->stats.over_budget++;
-			return -1;
-		}
-		f->hnext = *bucket(ctx, key);
-		*bucket(ctx, key) = f;
-		ctx->stats.inflight++;
-		ctx->stats.started++;
-		zone->inflight++;
-		f->started = now;
-		started = 1;
-		upstream_budget_first(zone_table_registry(zones), now);
-		fetch_send_next(f, now);
 	}
-	if (w != NULL) {
-		TAILQ_INSERT_TAIL(&f->waiters, w, entry);
-		w->fetch = f;
-		f->n_waiters++;
-	}
-	return started;
+	if ((f = fetch_start(ctx, key, q, zones, zone, now, claimed)) == NULL)
+		return -1;
+	/* Not refused: max_waiters is at least 1. */
+	(void)fetch_wait(ctx, f, w, 0);
+	return 1;
+}
+
+void
+fetch_landed(struct fetch_ctx *ctx, const struct cache_key *key,
+    uint64_t now)
+{
+	struct fetch *f = table_find(ctx, key);
+
+	if (f != NULL && f->kind == FETCH_REMOTE)
+		fetch_end(f, FETCH_LANDED, NULL, now);
 }
 
 uint64_t
@@ -504,7 +624,9 @@ fetch_started(struct fetch_ctx *ctx, const struct cache_key *key)
 {
 	struct fetch *f = table_find(ctx, key);
 
-	return f != NULL ? f->started : 0;
+	if (f != NULL && f->kind == FETCH_RESOLVE)
+		return f->started;
+	return ctx->index != NULL ? inflight_started(ctx->index, key) : 0;
 }
 
 /* A probe: question qq to upstream u alone, as for zone z of zones; not
@@ -523,6 +645,13 @@ start_probe(struct fetch_ctx *ctx, enum fetch_kind kind, struct upstream *u,
 	memset(&key, 0, sizeof(key));
 	if ((f = fetch_new(ctx, kind, &key, &q, zones, z, u)) == NULL)
 		return;
+	/* Whichever worker's listener it comes back to sees it. */
+	if (kind == FETCH_LOOP_PROBE && upstream_loop_probe_start(u,
+	    f->aq.q.q.qname, f->aq.q.q.qname_len) == -1) {
+		f->kind = FETCH_PROBE;	/* so that fetch_free ends nothing */
+		fetch_free(f);
+		return;
+	}
 	f->hnext = ctx->probes;
 	ctx->probes = f;
 	fetch_send_next(f, now);
@@ -550,26 +679,6 @@ fetch_probe_down(struct fetch_ctx *ctx, struct zone_table *zones,
 	struct down_probes dp = { ctx, zones };
 
 	probe_down(zones, now, start_down_probe, &dp);
-}
-
-int
-fetch_loop_check(struct fetch_ctx *ctx, const struct msg_query *q)
-{
-	uint8_t folded[MSG_NAME_MAX];
-	struct fetch *f;
-
-	if (ctx->probes == NULL)
-		return 0;
-	memcpy(folded, q->q.qname, q->q.qname_len);
-	msg_name_fold(folded, q->q.qname_len);
-	for (f = ctx->probes; f != NULL; f = f->hnext)
-		if (f->kind == FETCH_LOOP_PROBE &&
-		    f->aq.q.q.qname_len == q->q.qname_len &&
-		    memcmp(f->aq.q.q.qname, folded, q->q.qname_len) == 0) {
-			upstream_loop(f->order[0]);
-			return 1;
-		}
-	return 0;
 }
 
 void
@@ -605,6 +714,14 @@ fetch_ctx_new_on(const struct transport *t, const struct fetch_settings *s,
 	ctx->done = done;
 	ctx->arg = arg;
 	return ctx;
+}
+
+void
+fetch_ctx_share(struct fetch_ctx *ctx, struct inflight *index,
+    unsigned worker)
+{
+	ctx->index = index;
+	ctx->worker = worker;
 }
 
 struct fetch_ctx *
@@ -653,10 +770,11 @@ fetch_ctx_free(struct fetch_ctx *ctx)
 void
 fetch_stats(const struct fetch_ctx *ctx, struct fetch_stats *out)
 {
-	*out = ctx->stats;
-	out->mismatched = ctx->responses.mismatched;
-	out->malformed = ctx->responses.malformed;
-	out->oversized = ctx->responses.oversized;
-	out->long_chain = ctx->responses.long_chain;
-	out->local_errors = ctx->responses.local;
+	memset(out, 0, sizeof(*out));
+	metrics_accumulate(out, &ctx->stats, sizeof(*out));
+	out->mismatched = metrics_read(&ctx->responses.mismatched);
+	out->malformed = metrics_read(&ctx->responses.malformed);
+	out->oversized = metrics_read(&ctx->responses.oversized);
+	out->long_chain = metrics_read(&ctx->responses.long_chain);
+	out->local_errors = metrics_read(&ctx->responses.local);
 }

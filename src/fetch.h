@@ -11,9 +11,13 @@
  * zone is down; an upstream that answers again after silence has the
  * resolutions still waiting on it ask it again at once.
  * Identical keys in flight share one fetch; each client waiting on it is
- * a fetch_waiter. Fetches are bounded by max-inflight and by each zone's
- * budget, the waiters of one fetch by max-waiters. Down upstreams and
- * loops are probed through fetches too (probe.h). Times are monotonic ms.
+ * a fetch_waiter. With several workers (fetch_ctx_share), a key another
+ * worker is resolving is not fetched again: its waiters here wait on a
+ * fetch that sends nothing until that worker says it has ended
+ * (fetch_landed), and answer from the cache (inflight.h). Fetches are
+ * bounded by max-inflight and by each zone's budget, the waiters of one
+ * fetch by max-waiters. Down upstreams and loops are probed through
+ * fetches too (probe.h). Times are monotonic ms.
  */
 #ifndef DNSDAMPER_FETCH_H
 #define DNSDAMPER_FETCH_H
@@ -30,6 +34,7 @@
 
 struct fetch;
 struct fetch_ctx;
+struct inflight;
 struct transport;
 
 /* Embedded in whatever waits for a fetch (a client query). */
@@ -43,12 +48,18 @@ struct fetch_waiter {
 	 * itself, and nothing else.
 	 */
 	void	(*setback)(struct fetch_waiter *, const struct zone *);
+	/* Set: fetch for it in this worker even if another worker is
+	 * resolving the key (that one's end left nothing in the cache). */
+	int	own;
 };
 
 enum fetch_outcome {
 	FETCH_ANSWER,		/* r holds an answer to pass on */
 	FETCH_FAILED,		/* every upstream failed, or the deadline */
-	FETCH_CANCELLED		/* shutting down: free waiters, send nothing */
+	FETCH_CANCELLED,	/* shutting down: free waiters, send nothing */
+	FETCH_LANDED		/* another worker's resolution of the key
+				 * ended: its outcome, if any, is in the
+				 * cache */
 };
 
 /* How a fetch ended; everything borrowed for the done callback. */
@@ -81,6 +92,7 @@ struct fetch_settings {
 struct fetch_stats {
 	uint64_t	started;	/* fetches, i.e. resolutions */
 	uint64_t	coalesced;	/* waiters that joined a running fetch */
+	uint64_t	across;		/* of them, one another worker ran */
 	uint64_t	over_budget;	/* refused: max-inflight reached */
 	uint64_t	waiters_refused; /* refused: max_waiters waiting */
 	uint64_t	mismatched;	/* responses with wrong ID or question */
@@ -108,6 +120,15 @@ struct fetch_ctx *fetch_ctx_new(struct event_base *base,
 struct fetch_ctx *fetch_ctx_new_on(const struct transport *t,
 	    const struct fetch_settings *s, fetch_done_fn done, void *arg);
 
+/*
+ * fetch_ctx_share: ctx is worker number worker (below the index's
+ * n_workers) of several sharing index (borrowed: it must outlive ctx):
+ * keys are claimed there, and fetch_landed must be called for each key
+ * the index tells this worker of.
+ */
+void	fetch_ctx_share(struct fetch_ctx *ctx, struct inflight *index,
+	    unsigned worker);
+
 /* fetch_ctx_configure: settings s (copied) for the fetches started from
  * now on; those running keep theirs. */
 void	fetch_ctx_configure(struct fetch_ctx *ctx,
@@ -128,11 +149,15 @@ void	fetch_ctx_free(struct fetch_ctx *ctx);
  * the fetch already running for key, if any. w is borrowed while it
  * waits: until the done callback takes it or it leaves. Never calls the
  * done callback before returning. The first time a resolution uses an
- * upstream (since start or reload) it is sent a loop probe first.
- * Returns 1 if it started a fetch, 0 if it joined one, or -1 (counted as
- * over_budget) if a new fetch would exceed max-inflight or the zone's own
- * budget, or if out of memory, or -1 (counted as waiters_refused) if w
- * would join a fetch that has max_waiters waiting already.
+ * upstream (since start or reload) it is sent a loop probe first. With
+ * ctx shared, a key another worker resolves is not fetched: w waits for
+ * that one to end (its done callback then comes with FETCH_LANDED), and
+ * without w nothing is done; unless w->own.
+ * Returns 1 if it started a fetch, 0 if it joined one (or left it to
+ * another worker), or -1 (counted as over_budget) if a new fetch would
+ * exceed max-inflight or the zone's own budget, or if out of memory, or
+ * -1 (counted as waiters_refused) if w would join a fetch that has
+ * max_waiters waiting already.
  */
 int	fetch_join(struct fetch_ctx *ctx, const struct cache_key *key,
 	    const struct msg_query *q, struct zone_table *zones,
@@ -149,16 +174,17 @@ void	fetch_probe_down(struct fetch_ctx *ctx, struct zone_table *zones,
 	    uint64_t now);
 
 /*
- * fetch_loop_check: 1 if client query q (borrowed) asks the name of one of
- * our loop probes still running, in any case (RFC 4343): the probe came
- * back through our own listener, and its upstream is marked a loop
- * (upstream_loop). Else 0.
+ * fetch_landed: the index told this worker (see fetch_ctx_share) that the
+ * resolution of key (borrowed) by another worker ended at or before now
+ * (ms): the fetch its waiters here wait on ends with FETCH_LANDED. A
+ * no-op if none waits.
  */
-int	fetch_loop_check(struct fetch_ctx *ctx, const struct msg_query *q);
+void	fetch_landed(struct fetch_ctx *ctx, const struct cache_key *key,
+	    uint64_t now);
 
 /*
- * fetch_started: when (ms) the resolution of key (borrowed) now in flight
- * started, or 0 if none is.
+ * fetch_started: when (ms) the resolution of key (borrowed) now in flight,
+ * in this worker or (shared) another, started, or 0 if none is.
  */
 uint64_t fetch_started(struct fetch_ctx *ctx, const struct cache_key *key);
 

@@ -546,14 +546,16 @@ localzone_table_done(struct localzone_table *t)
 struct localzone_table *
 localzone_table_ref(struct localzone_table *t)
 {
-	t->refs++;
+	(void)__atomic_fetch_add(&t->refs, 1, __ATOMIC_RELAXED);
 	return t;
 }
 
 void
 localzone_table_unref(struct localzone_table *t)
 {
-	if (t != NULL && --t->refs == 0)
+	/* Release, and acquire by the last: all uses before the free. */
+	if (t != NULL && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) ==
+	    0)
 		table_free(t);
 }
 

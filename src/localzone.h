@@ -130,8 +130,8 @@ struct localzone_result {
 						 * NULL */
 };
 
-/* localzone_table_ref / unref: share a table; the last unref frees it.
- * unref(NULL) is fine. */
+/* localzone_table_ref / unref: share a table (between threads too: the
+ * count is atomic); the last unref frees it. unref(NULL) is fine. */
 struct localzone_table *localzone_table_ref(struct localzone_table *t);
 void	localzone_table_unref(struct localzone_table *t);
 

@@ -14,7 +14,9 @@
  * Static: a process has one log, which every file writes to without a
  * context to carry it in; main sets it up (log_init, log_set_sink,
  * log_set_level) from the configuration, on reload too, and the rest
- * only reads it.
+ * only reads it. The level and the sink are read by every worker thread
+ * while main may change them: atomics, so that a reader sees the old
+ * value or the new.
  */
 static const char *log_progname = "dnsdamper";
 static enum log_level log_level = LOG_LEVEL_INFO;
@@ -24,31 +26,35 @@ void
 log_init(const char *progname, enum log_level level)
 {
 	log_progname = progname;
-	log_level = level;
+	log_set_level(level);
 }
 
 void
 log_set_sink(void (*sink)(enum log_level, const char *))
 {
+	void (*old)(enum log_level, const char *);
+
+	old = __atomic_load_n(&log_sink, __ATOMIC_ACQUIRE);
 	if (sink == NULL)
 		sink = log_sink_stderr;
-	if (sink == log_sink_syslog && log_sink != log_sink_syslog)
+	if (sink == log_sink_syslog && old != log_sink_syslog)
 		openlog(log_progname, LOG_PID | LOG_NDELAY, LOG_DAEMON);
-	if (sink != log_sink_syslog && log_sink == log_sink_syslog)
+	__atomic_store_n(&log_sink, sink, __ATOMIC_RELEASE);
+	/* syslog(3) reopens by itself if a thread still writes to it. */
+	if (sink != log_sink_syslog && old == log_sink_syslog)
 		closelog();
-	log_sink = sink;
 }
 
 void
 log_set_level(enum log_level level)
 {
-	log_level = level;
+	__atomic_store_n(&log_level, level, __ATOMIC_RELAXED);
 }
 
 enum log_level
 log_get_level(void)
 {
-	return log_level;
+	return __atomic_load_n(&log_level, __ATOMIC_RELAXED);
 }
 
 int
@@ -81,7 +87,7 @@ log_sink_stderr(enum log_level level, const char *msg)
 	char stamp_buf[32] = "";
 
 	/* With -v, times, so that a trace can be laid beside a capture. */
-	if (log_level == LOG_LEVEL_DEBUG)
+	if (log_get_level() == LOG_LEVEL_DEBUG)
 		stamp(stamp_buf, sizeof(stamp_buf));
 	fprintf(stderr, "%s%s: %s: %s\n", stamp_buf, log_progname,
 	    names[level], msg);
@@ -93,21 +99,27 @@ log_sink_syslog(enum log_level level, const char *msg)
 	syslog(log_priority(level), "%s", msg);
 }
 
+static void	log_vwrite(enum log_level, const char *, const char *,
+		    va_list) __attribute__((format(printf, 3, 0)));
+
 static void
 log_vwrite(enum log_level level, const char *errstr, const char *fmt,
     va_list ap)
 {
 	char msg[1024], full[1200];
 
-	if (level > log_level)
+	void (*sink)(enum log_level, const char *);
+
+	if (level > log_get_level())
 		return;
+	sink = __atomic_load_n(&log_sink, __ATOMIC_ACQUIRE);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (errstr == NULL) {
-		log_sink(level, msg);
+		sink(level, msg);
 		return;
 	}
 	snprintf(full, sizeof(full), "%s: %s", msg, errstr);
-	log_sink(level, full);
+	sink(level, full);
 }
 
 void
@@ -209,12 +221,15 @@ int
 log_limit_due(struct log_limit *l, uint64_t now, uint64_t interval,
     uint64_t *held)
 {
-	if (now < l->next) {
-		l->held++;
+	uint64_t next = __atomic_load_n(&l->next, __ATOMIC_RELAXED);
+
+	/* Lock-free: one limit may be shared by every worker thread. Of
+	 * threads due at once, the one that moves next on says it. */
+	if (now < next || !__atomic_compare_exchange_n(&l->next, &next,
+	    now + interval, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		(void)__atomic_fetch_add(&l->held, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
-	*held = l->held;
-	l->held = 0;
-	l->next = now + interval;
+	*held = __atomic_exchange_n(&l->held, 0, __ATOMIC_RELAXED);
 	return 1;
 }

@@ -79,7 +79,8 @@ void	log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
  * At most one message a while about events that may come in a flood (a
  * client refused, one over its rate limit), with a count of those held
- * back; zeroed, it lets the first one through.
+ * back; zeroed, it lets the first one through. One may be shared by
+ * several threads (log_limit_due is lock-free).
  */
 struct log_limit {
 	uint64_t	next;		/* ms: the next may go out from then */

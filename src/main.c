@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "clock.h"
 #include "config.h"
 #include "control.h"
+#include "inflight.h"
 #include "listen.h"
 #include "localbuild.h"
 #include "localzone.h"
@@ -25,7 +27,9 @@
 #include "parse.h"
 #include "printconf.h"
 #include "priv.h"
+#include "ratelimit.h"
 #include "report.h"
+#include "snapshot.h"
 #include "systemd.h"
 #include "upstream.h"
 #include "worker.h"
@@ -38,27 +42,41 @@
  * served within this. No jitter is needed: nothing goes on the network.
  */
 #define HOSTS_CHECK_SEC	1
+/* Workers when `threads 0`: one per CPU we may run on, at most this many. */
+#define THREADS_AUTO_MAX	4
+/*
+ * How long main waits for every worker to serve a new snapshot before a
+ * reload says it is done: a loop turns in microseconds; one that takes
+ * longer is busy with a burst, and takes the snapshot after it.
+ */
+#define SERVE_WAIT_MS	2000
+/*
+ * A worker whose 1 s tick is this late is stuck: the watchdog is pinged
+ * no more, and the service manager restarts us.
+ */
+#define WORKER_LATE_MS	3000
 
 struct daemon {
 	const char		*config_given;	/* -c, or NULL */
 	const char		*config_path;	/* NULL: defaults only */
-	struct config		 conf;
+	struct config		 conf;		/* until start moves it into
+						 * snap */
+	struct snapshot		*snap;		/* what the workers serve */
 	struct cache		*cache;
 	struct upstream_registry *upstreams;
-	struct zone_table	*zones;
-	struct localzone_table	*local;
-	struct listen_socket	*socks;
-	size_t			 n_socks;
-	int			 activated;	/* sockets from a socket unit */
+	struct worker_shared	 shared;	/* the workers' */
+	struct listen_set	 listeners;
 	int			 control_fd;	/* until control_new */
 	int			 metrics_fd;
 	char			*control_path;	/* to remove at exit */
 	char			*cache_file;	/* as at start, or NULL */
 	int			 started;	/* serving: worth a cache file */
-	struct event_base	*base;
-	struct worker		*worker;
+	struct event_base	*base;		/* main's, and worker 0's */
+	struct worker		**workers;
+	unsigned		 n_workers;
 	struct control		*control;
 	struct event		*events[6];	/* signals and timers */
+	struct log_limit	 late_log;	/* a stuck worker, said */
 	int64_t			 start_time;	/* Unix seconds */
 };
 
@@ -96,18 +114,76 @@ configured(const char *value)
 	return strcmp(value, CONFIG_NONE) != 0;
 }
 
+/*
+ * The workers to run for `threads n`: n, or for 0 one per CPU we may run
+ * on, at most THREADS_AUTO_MAX (more rarely pays on a host whose DNS is
+ * local). The CPUs of our affinity (taskset, a cgroup's cpuset), not all
+ * those online: two threads on one CPU cost more per query than one, in
+ * smaller batches and context switches.
+ */
+static unsigned
+threads_of(const struct config *conf)
+{
+	cpu_set_t set;
+	long cpus;
+
+	if (conf->threads > 0)
+		return conf->threads;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		cpus = CPU_COUNT(&set);
+	else
+		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	return cpus < 1 ? 1 : cpus > THREADS_AUTO_MAX ? THREADS_AUTO_MAX :
+	    (unsigned)cpus;
+}
+
+/* One line per listen address: its halves, and its sockets. */
+static void
+log_listeners(const struct daemon *d)
+{
+	const struct listen_set *set = &d->listeners;
+	char addr[ADDR_STRLEN], socks[64] = "";
+	size_t i, j, n;
+	int udp, tcp;
+
+	for (i = 0; i < set->n; i++) {
+		for (j = 0; j < i; j++)
+			if (addr_equal(&set->socks[j].addr,
+			    &set->socks[i].addr))
+				break;
+		if (j < i)
+			continue;	/* said with its first */
+		udp = tcp = 0;
+		for (j = i; j < set->n; j++)
+			if (addr_equal(&set->socks[j].addr,
+			    &set->socks[i].addr)) {
+				udp |= set->socks[j].udp_fd != -1;
+				tcp |= set->socks[j].tcp_fd != -1;
+			}
+		n = listen_count(set, &set->socks[i].addr);
+		/* A socket unit's are shared by every worker. */
+		if (d->n_workers > 1 && !set->activated)
+			snprintf(socks, sizeof(socks), " (%zu socket%s for %u "
+			    "workers)", n, n > 1 ? "s" : "", d->n_workers);
+		log_info("listening on %s%s%s%s%s",
+		    addr_format(&set->socks[i].addr, addr, sizeof(addr)),
+		    udp ? ", UDP" : "", tcp ? ", TCP" : "", socks,
+		    set->activated ? " (socket activation)" : "");
+	}
+}
+
 /* What is being served, for the log: where from, where, and to whom. */
 static void
 log_serving(const struct daemon *d)
 {
 	const struct zone *z;
-	char addr[ADDR_STRLEN], ups[512];
+	char ups[512];
 	size_t i, j, o;
 
 	log_info("configuration: %s", d->config_path != NULL ?
 	    d->config_path : "none, built-in defaults");
-	for (i = 0; i < zone_count(d->zones); i++) {
-		z = zone_at(d->zones, i);
+	for (i = 0; i < zone_count(d->snap->zones); i++) {
+		z = zone_at(d->snap->zones, i);
 		for (j = 0, o = 0; j < z->n_upstreams && o < sizeof(ups); j++)
 			o += (size_t)snprintf(ups + o, sizeof(ups) - o, "%s%s",
 			    j > 0 ? " " : "", z->upstreams[j]->name);
@@ -116,13 +192,8 @@ log_serving(const struct daemon *d)
 		    config_policy_name(z->policy));
 	}
 	log_info("local answers: %zu names from hosts-file and local-data",
-	    localzone_table_names(d->local));
-	for (i = 0; i < d->n_socks; i++)
-		log_info("listening on %s%s%s%s",
-		    addr_format(&d->socks[i].addr, addr, sizeof(addr)),
-		    d->socks[i].udp_fd != -1 ? ", UDP" : "",
-		    d->socks[i].tcp_fd != -1 ? ", TCP" : "",
-		    d->activated ? " (socket activation)" : "");
+	    localzone_table_names(d->snap->local));
+	log_listeners(d);
 }
 
 /* Load path into conf, its errors logged and, if errors, appended there. */
@@ -179,26 +250,85 @@ choose_log(const struct config *conf)
 		log_set_sink(log_sink_stderr);
 }
 
-/* Restart-only settings that changed are said so, not silently ignored. */
+/* Restart-only settings that changed are said so, not silently ignored:
+ * conf is the new one, old the running one. */
 static void
-warn_restart_only(const struct daemon *d, const struct config *conf)
+warn_restart_only(const struct daemon *d, const struct config *conf,
+    const struct config *old)
 {
-	if (!listen_same(conf, d->socks, d->n_socks) && !d->activated)
+	if (!listen_same(conf, &d->listeners) && !d->listeners.activated)
 		log_warnx("listen addresses changed: they take effect at "
 		    "restart");
-	if (conf->cache_size != d->conf.cache_size)
+	if (conf->cache_size != old->cache_size)
 		log_warnx("cache-size changed: it takes effect at restart");
-	if (strcmp(conf->control, d->conf.control) != 0 ||
-	    conf->control_mode != d->conf.control_mode ||
-	    strcmp(conf->control_group, d->conf.control_group) != 0 ||
-	    conf->control_clients != d->conf.control_clients ||
-	    strcmp(conf->metrics_listen_str, d->conf.metrics_listen_str) != 0 ||
-	    conf->metrics_clients != d->conf.metrics_clients ||
-	    strcmp(conf->cache_file, d->conf.cache_file) != 0 ||
-	    strcmp(conf->user, d->conf.user) != 0)
+	if (conf->threads != old->threads)
+		log_warnx("threads changed: it takes effect at restart");
+	if (strcmp(conf->control, old->control) != 0 ||
+	    conf->control_mode != old->control_mode ||
+	    strcmp(conf->control_group, old->control_group) != 0 ||
+	    conf->control_clients != old->control_clients ||
+	    strcmp(conf->metrics_listen_str, old->metrics_listen_str) != 0 ||
+	    conf->metrics_clients != old->metrics_clients ||
+	    strcmp(conf->cache_file, old->cache_file) != 0 ||
+	    strcmp(conf->user, old->user) != 0)
 		log_warnx("control, control-mode, control-group, "
 		    "control-clients, metrics-listen, metrics-clients, "
 		    "cache-file and user take effect at restart");
+}
+
+/*
+ * Every worker serves snap (a reference taken over) from now on, main too;
+ * each has taken it, or is said to be late, before this returns.
+ */
+static void
+publish(struct daemon *d, struct snapshot *snap)
+{
+	struct snapshot *old = d->snap;
+	unsigned i;
+
+	d->snap = snap;
+	for (i = 0; i < d->n_workers; i++)
+		worker_serve(d->workers[i], snap);
+	for (i = 0; i < d->n_workers; i++)
+		if (worker_wait_served(d->workers[i], SERVE_WAIT_MS) == -1)
+			log_warnx("worker %u has not taken the new "
+			    "configuration within %u ms: it will after what "
+			    "it is busy with", i, SERVE_WAIT_MS);
+	snapshot_unref(old);
+}
+
+/* The shared rate limit table as conf says (a reload). */
+static void
+ratelimit_reconfigure(const struct daemon *d, const struct config *conf)
+{
+	if (ratelimit_configure(d->shared.ratelimit, conf->ratelimit,
+	    conf->ratelimit_slip, conf->ratelimit_size) == -1)
+		log_warnx("ratelimit-size %u: out of memory; keeping the "
+		    "previous table", conf->ratelimit_size);
+}
+
+/* The snapshot of the config at d's path; NULL (logged) on any error. */
+static struct snapshot *
+load_snapshot(struct daemon *d, struct evbuffer *errors)
+{
+	struct localzone_table *local = NULL;
+	struct zone_table *zones = NULL;
+	struct snapshot *snap = NULL;
+	struct config conf;
+
+	memset(&conf, 0, sizeof(conf));
+	if (load_logged(d->config_path, &conf, errors) == -1)
+		return NULL;
+	if ((zones = zone_table_new(d->upstreams, &conf)) == NULL ||
+	    (local = localbuild_table(&conf)) == NULL) {
+		log_err("reload");
+		zone_table_unref(zones);
+		config_free(&conf);
+		return NULL;
+	}
+	if ((snap = snapshot_new(&conf, zones, local)) == NULL)
+		log_err("reload");
+	return snap;
 }
 
 /*
@@ -209,49 +339,40 @@ warn_restart_only(const struct daemon *d, const struct config *conf)
 static int
 reload(struct daemon *d, struct evbuffer *errors)
 {
-	struct localzone_table *local = NULL;
+	const struct config *conf;
 	struct cache_limits lim;
 	struct routing routing;
-	struct config conf;
+	struct snapshot *snap;
 	uint64_t flushed;
 
-	memset(&conf, 0, sizeof(conf));
-	routing.new = NULL;
 	systemd_reloading();
 	d->config_path = config_path(d->config_given);
 	log_info("reloading %s", d->config_path ? d->config_path :
 	    "the built-in defaults");
-	if (load_logged(d->config_path, &conf, errors) == -1 ||
-	    (routing.new = zone_table_new(d->upstreams, &conf)) == NULL ||
-	    (local = localbuild_table(&conf)) == NULL) {
-		zone_table_unref(routing.new);
-		config_free(&conf);
+	if ((snap = load_snapshot(d, errors)) == NULL) {
 		log_errx("reload failed; still running the previous "
 		    "configuration");
 		systemd_ready("reload failed; running the previous "
 		    "configuration");
 		return -1;
 	}
-	warn_restart_only(d, &conf);
-	routing.old = d->zones;
+	conf = snap->conf;
+	warn_restart_only(d, conf, d->snap->conf);
+	routing.old = d->snap->zones;
+	routing.new = snap->zones;
 	flushed = cache_flush_if(d->cache, routing_unchanged, &routing);
 	if (flushed > 0)
 		log_info("flushed %llu cached entries whose forwarding changed",
 		    (unsigned long long)flushed);
-	cache_limits_of(&conf, &lim);
+	cache_limits_of(conf, &lim);
 	cache_set_limits(d->cache, &lim);
-	upstream_reconfigure(d->upstreams, conf.upstream_timeout_min,
-	    conf.upstream_timeout_max);
-	upstream_budget_set(d->upstreams, conf.retry_budget,
-	    conf.retry_budget_min);
-	zone_table_unref(d->zones);
-	d->zones = routing.new;
-	localzone_table_unref(d->local);
-	d->local = local;
-	config_free(&d->conf);
-	d->conf = conf;
-	worker_reconfigure(d->worker, &d->conf, d->zones, d->local);
-	choose_log(&d->conf);
+	upstream_reconfigure(d->upstreams, conf->upstream_timeout_min,
+	    conf->upstream_timeout_max);
+	upstream_budget_set(d->upstreams, conf->retry_budget,
+	    conf->retry_budget_min);
+	ratelimit_reconfigure(d, conf);
+	publish(d, snap);
+	choose_log(d->snap->conf);
 	log_serving(d);
 	log_info("reloaded");
 	systemd_ready("reloaded");
@@ -282,16 +403,23 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 static void
 status_line(const struct daemon *d, char *buf, size_t len)
 {
-	const struct metrics *m = &worker_context(d->worker)->metrics;
 	const struct zone *z, *degraded = NULL;
-	uint64_t asked = m->cache_hits + m->cache_misses;
+	struct zone_table *zones = d->snap->zones;
+	uint64_t hits = 0, asked = 0;
 	size_t i, j, up = 0, all = 0;
+	const struct metrics *m;
 
-	for (i = 0; i < zone_count(d->zones); i++) {
-		z = zone_at(d->zones, i);
+	for (i = 0; i < d->n_workers; i++) {
+		m = &worker_context(d->workers[i])->metrics;
+		hits += metrics_read(&m->cache_hits);
+		asked += metrics_read(&m->cache_hits) +
+		    metrics_read(&m->cache_misses);
+	}
+	for (i = 0; i < zone_count(zones); i++) {
+		z = zone_at(zones, i);
 		for (j = 0; j < z->n_upstreams; j++) {
 			all++;
-			up += !z->upstreams[j]->down && !z->upstreams[j]->loop;
+			up += upstream_up(z->upstreams[j]);
 		}
 		if (degraded == NULL &&
 		    upstream_all_down(z->upstreams, z->n_upstreams))
@@ -301,7 +429,7 @@ status_line(const struct daemon *d, char *buf, size_t len)
 	    "upstreams up", degraded != NULL ? "degraded: every upstream of " :
 	    "", degraded != NULL ? degraded->name_str : "",
 	    degraded != NULL ? " is down, serving stale; " : "",
-	    (unsigned long long)asked, asked > 0 ? 100.0 * (double)m->cache_hits /
+	    (unsigned long long)asked, asked > 0 ? 100.0 * (double)hits /
 	    (double)asked : 0.0, up, all);
 }
 
@@ -322,29 +450,47 @@ hosts_check_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
 	struct localzone_table *local;
+	struct snapshot *snap;
 
 	(void)fd;
 	(void)what;
-	if (!localzone_table_changed(d->local))
+	if (!localzone_table_changed(d->snap->local))
 		return;
-	if ((local = localbuild_table(&d->conf)) == NULL) {
+	if ((local = localbuild_table(d->snap->conf)) == NULL ||
+	    (snap = snapshot_with_local(d->snap, local)) == NULL) {
 		log_warn("hosts-file changed, but cannot be read again; "
 		    "serving it as it was");
 		return;
 	}
-	localzone_table_unref(d->local);
-	d->local = local;
-	worker_reconfigure(d->worker, &d->conf, d->zones, d->local);
+	publish(d, snap);
 	log_info("hosts-file changed: %zu local names now",
-	    localzone_table_names(d->local));
+	    localzone_table_names(d->snap->local));
 }
 
+/*
+ * Pinged from main's loop, and only while every worker's loop ticks: a
+ * stuck loop, main's or a worker's, gets us restarted.
+ */
 static void
 watchdog_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct daemon *d = arg;
+	uint64_t now = clock_now_ms(), beat, held;
+	unsigned i;
+
 	(void)fd;
 	(void)what;
-	(void)arg;
+	for (i = 0; i < d->n_workers; i++) {
+		beat = worker_heartbeat(d->workers[i]);
+		if (now > beat && now - beat > WORKER_LATE_MS) {
+			if (log_limit_due(&d->late_log, now, 60000, &held))
+				log_errx("worker %u has not run its loop for "
+				    "%llu ms: not telling the watchdog we "
+				    "are alive", i,
+				    (unsigned long long)(now - beat));
+			return;
+		}
+	}
 	systemd_watchdog();
 }
 
@@ -368,16 +514,17 @@ raise_fd_limit(void)
 static void
 warn_activated_beyond_loopback(const struct daemon *d)
 {
+	const struct listen_set *set = &d->listeners;
 	char buf[ADDR_STRLEN];
 	size_t i;
 
-	for (i = 0; d->activated && !d->conf.allow.acl.beyond_loopback &&
-	    i < d->n_socks; i++)
-		if (!addr_is_loopback(&d->socks[i].addr))
+	for (i = 0; set->activated && !d->conf.allow.acl.beyond_loopback &&
+	    i < set->n; i++)
+		if (!addr_is_loopback(&set->socks[i].addr))
 			log_warnx("socket activation: %s is not a loopback "
 			    "address, but no \"allow\" line admits a client "
 			    "beyond loopback: only loopback clients are "
-			    "answered", addr_format(&d->socks[i].addr, buf,
+			    "answered", addr_format(&set->socks[i].addr, buf,
 			    sizeof(buf)));
 }
 
@@ -390,13 +537,13 @@ open_listeners(struct daemon *d)
 
 	if ((n = systemd_listen_fds(&fds, &names)) < 0)
 		return -1;
-	if (listen_open(&d->conf, fds, names, n, &d->socks, &d->n_socks,
-	    &d->activated) == -1) {
+	if (listen_open(&d->conf, d->n_workers, fds, names, n,
+	    &d->listeners) == -1) {
 		systemd_listen_free(fds, names, n);
 		return -1;
 	}
 	systemd_listen_free(fds, names, n);
-	if (d->n_socks == 0) {
+	if (d->listeners.n == 0) {
 		log_errx("no address to listen on");
 		return -1;
 	}
@@ -468,62 +615,98 @@ start_events(struct daemon *d)
 	return 0;
 }
 
-/* Hand the listeners to systemd's fd store (unless a socket unit owns
- * them), so that a restart drops no query. */
-static void
-store_listeners(const struct daemon *d)
+/*
+ * The shared state and what the workers first serve: the cache, the
+ * upstreams, the snapshot (d->conf moved into it), the rate limit table,
+ * with several workers the in-flight index. -1 (logged) on error.
+ */
+static int
+start_shared(struct daemon *d)
 {
-	int fds[128];
-	size_t i, n = 0;
+	struct localzone_table *local = NULL;
+	struct zone_table *zones = NULL;
+	struct cache_limits lim;
 
-	if (d->activated)
-		return;
-	for (i = 0; i < d->n_socks && n + 2 <= sizeof(fds) / sizeof(fds[0]);
-	    i++) {
-		fds[n++] = d->socks[i].udp_fd;
-		fds[n++] = d->socks[i].tcp_fd;
+	cache_limits_of(&d->conf, &lim);
+	if ((d->cache = cache_new(d->conf.cache_size, &lim)) == NULL ||
+	    (d->upstreams = upstream_registry_new(d->conf.upstream_timeout_min,
+	    d->conf.upstream_timeout_max)) == NULL ||
+	    (d->shared.ratelimit = ratelimit_new(d->conf.ratelimit,
+	    d->conf.ratelimit_slip, d->conf.ratelimit_size)) == NULL ||
+	    (d->n_workers > 1 &&
+	    (d->shared.index = inflight_new(d->n_workers)) == NULL) ||
+	    (zones = zone_table_new(d->upstreams, &d->conf)) == NULL ||
+	    (local = localbuild_table(&d->conf)) == NULL) {
+		zone_table_unref(zones);
+		log_err("start-up");
+		return -1;
 	}
-	systemd_store_fds(fds, n);
+	upstream_budget_set(d->upstreams, d->conf.retry_budget,
+	    d->conf.retry_budget_min);
+	if ((d->snap = snapshot_new(&d->conf, zones, local)) == NULL) {
+		log_err("start-up");
+		return -1;
+	}
+	if (d->n_workers > 1)
+		upstream_registry_share(d->upstreams);
+	d->shared.cache = d->cache;
+	return 0;
+}
+
+/* The workers, each with its sockets; 0 on main's base. */
+static int
+start_workers(struct daemon *d)
+{
+	struct listen_socket *socks;
+	unsigned i;
+	size_t n;
+
+	if ((d->workers = calloc(d->n_workers, sizeof(*d->workers))) == NULL ||
+	    (socks = calloc(d->listeners.n, sizeof(*socks))) == NULL) {
+		log_err("start-up");
+		return -1;
+	}
+	for (i = 0; i < d->n_workers; i++) {
+		n = listen_of_worker(&d->listeners, i, socks);
+		if ((d->workers[i] = worker_new(i == 0 ? d->base : NULL, i,
+		    &d->shared, d->snap, socks, n)) == NULL)
+			break;
+	}
+	free(socks);
+	return i == d->n_workers ? 0 : -1;
 }
 
 static int
 start(struct daemon *d)
 {
 	struct control_limits clim;
-	struct cache_limits lim;
 	struct priv_user u;
 	struct report report;
 	char status[256];
+	unsigned i;
 
 	raise_fd_limit();
 	choose_log(&d->conf);
 	d->start_time = clock_wall_s();
-	if (open_privileged(d, &u) == -1)
+	d->n_workers = threads_of(&d->conf);
+	if (open_privileged(d, &u) == -1 || start_shared(d) == -1)
 		return -1;
-	cache_limits_of(&d->conf, &lim);
-	if ((d->cache = cache_new(d->conf.cache_size, &lim)) == NULL ||
-	    (d->upstreams = upstream_registry_new(d->conf.upstream_timeout_min,
-	    d->conf.upstream_timeout_max)) == NULL ||
-	    (d->zones = zone_table_new(d->upstreams, &d->conf)) == NULL ||
-	    (d->local = localbuild_table(&d->conf)) == NULL ||
-	    (d->base = event_base_new()) == NULL) {
+	if ((d->base = event_base_new()) == NULL) {
 		log_err("start-up");
 		return -1;
 	}
-	upstream_budget_set(d->upstreams, d->conf.retry_budget,
-	    d->conf.retry_budget_min);
 	if (d->cache_file != NULL)
-		(void)cachefile_read(d->cache, d->zones, d->cache_file,
+		(void)cachefile_read(d->cache, d->snap->zones, d->cache_file,
 		    clock_now_ms());
-	if ((d->worker = worker_new(d->base, &d->conf, d->zones, d->local,
-	    d->cache, d->socks, d->n_socks)) == NULL)
+	if (start_workers(d) == -1)
 		return -1;
-	report.worker = d->worker;
+	report.workers = d->workers;
+	report.n_workers = d->n_workers;
 	report.cache = d->cache;
 	report.upstreams = d->upstreams;
 	report.start_time = d->start_time;
-	clim.control_clients = d->conf.control_clients;
-	clim.metrics_clients = d->conf.metrics_clients;
+	clim.control_clients = d->snap->conf->control_clients;
+	clim.metrics_clients = d->snap->conf->metrics_clients;
 	if ((d->control_fd != -1 || d->metrics_fd != -1) &&
 	    (d->control = control_new(d->base, d->control_fd, d->metrics_fd,
 	    &clim, &report, control_reload, d)) == NULL)
@@ -533,8 +716,13 @@ start(struct daemon *d)
 		log_err("start-up");
 		return -1;
 	}
+	for (i = 0; i < d->n_workers; i++)
+		if (worker_start(d->workers[i]) == -1)
+			return -1;
 	log_serving(d);
-	store_listeners(d);
+	if (d->n_workers > 1)
+		log_info("%u worker threads", d->n_workers);
+	listen_store(&d->listeners);
 	status_line(d, status, sizeof(status));
 	systemd_ready(status);
 	d->started = 1;
@@ -546,7 +734,7 @@ static void
 stop(struct daemon *d)
 {
 	long n;
-	size_t i;
+	unsigned i;
 
 	/* From here on a signal would only cut the cache file short. */
 	signal(SIGHUP, SIG_IGN);
@@ -557,10 +745,16 @@ stop(struct daemon *d)
 		if (d->events[i] != NULL)
 			event_free(d->events[i]);
 	control_free(d->control);
-	worker_free(d->worker);
+	/* Every thread out of its loop before any worker is freed. */
+	for (i = 0; d->workers != NULL && i < d->n_workers; i++)
+		if (d->workers[i] != NULL)
+			worker_stop(d->workers[i]);
+	for (i = 0; d->workers != NULL && i < d->n_workers; i++)
+		worker_free(d->workers[i]);
+	free(d->workers);
 	/* Only a cache that served replaces the file of the last run. */
 	if (d->started && d->cache_file != NULL &&
-	    (n = cachefile_write(d->cache, d->zones, d->cache_file,
+	    (n = cachefile_write(d->cache, d->snap->zones, d->cache_file,
 	    clock_now_ms())) >= 0)
 		log_info("cache-file %s: %ld entries saved", d->cache_file, n);
 	free(d->cache_file);
@@ -571,12 +765,12 @@ stop(struct daemon *d)
 		close(d->control_fd);
 	if (d->metrics_fd != -1)
 		close(d->metrics_fd);
-	zone_table_unref(d->zones);
-	localzone_table_unref(d->local);
+	snapshot_unref(d->snap);
+	inflight_free(d->shared.index);
+	ratelimit_free(d->shared.ratelimit);
 	upstream_registry_free(d->upstreams);
 	cache_free(d->cache);
-	if (d->socks != NULL)
-		listen_close(d->socks, d->n_socks);
+	listen_close(&d->listeners);
 	if (d->base != NULL)
 		event_base_free(d->base);
 	config_free(&d->conf);

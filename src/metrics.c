@@ -36,15 +36,48 @@ static const char *const sources[METRICS_SOURCES] = {
 static const char *const transports[METRICS_TRANSPORTS] = { "udp", "tcp" };
 
 void
-metrics_observe(struct metrics_histogram *h, uint64_t ms)
+metrics_accumulate(void *dst, const void *src, size_t size)
+{
+	uint64_t *d = dst;
+	const uint64_t *s = src;
+	size_t i;
+
+	for (i = 0; i < size / sizeof(uint64_t); i++)
+		d[i] += metrics_read(&s[i]);
+}
+
+/* The bucket of an observation of ms milliseconds. */
+static inline size_t
+bucket_of(uint64_t ms)
 {
 	size_t i;
 
 	for (i = 0; i < METRICS_BUCKETS && ms > bucket_ms[i]; i++)
 		;
-	h->bucket[i]++;
-	h->count++;
-	h->sum_ms += ms;
+	return i;
+}
+
+/* metrics_observe, inline for metrics_count_answer: every answer. */
+static inline void
+observe(struct metrics_histogram *h, uint64_t ms)
+{
+	metrics_add(&h->bucket[bucket_of(ms)], 1);
+	metrics_add(&h->count, 1);
+	metrics_add(&h->sum_ms, ms);
+}
+
+void
+metrics_observe(struct metrics_histogram *h, uint64_t ms)
+{
+	observe(h, ms);
+}
+
+void
+metrics_observe_shared(struct metrics_histogram *h, uint64_t ms)
+{
+	metrics_add_shared(&h->bucket[bucket_of(ms)], 1);
+	metrics_add_shared(&h->count, 1);
+	metrics_add_shared(&h->sum_ms, ms);
 }
 
 void
@@ -55,16 +88,16 @@ metrics_count_query(struct metrics *m, enum metrics_transport t,
 
 	for (i = 0; i < METRICS_QTYPES - 1 && qtypes[i].type != qtype; i++)
 		;
-	m->queries[t][i]++;
+	metrics_add(&m->queries[t][i], 1);
 }
 
 void
 metrics_count_answer(struct metrics *m, enum metrics_source source,
     unsigned rcode, uint64_t latency_ms)
 {
-	m->answers[source][rcode < METRICS_RCODES - 1 ? rcode :
-	    METRICS_RCODES - 1]++;
-	metrics_observe(&m->answer_latency, latency_ms);
+	metrics_add(&m->answers[source][rcode < METRICS_RCODES - 1 ? rcode :
+	    METRICS_RCODES - 1], 1);
+	observe(&m->answer_latency, latency_ms);
 }
 
 const char *

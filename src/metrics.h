@@ -1,9 +1,10 @@
 /*
  * metrics.h: counters and fixed-bucket histograms, one block per worker
- * (in its struct query_ctx, written by that worker alone), and their
- * rendering as the Prometheus text exposition format (version 0.0.4) or
- * as JSON, from one walk over the same figures. Label values are bounded:
- * qtypes and rcodes fold into fixed sets, and never is a qname a label.
+ * (in its struct query_ctx, written by that worker alone and summed by
+ * whoever reports them), and their rendering as the Prometheus text
+ * exposition format (version 0.0.4) or as JSON, from one walk over the
+ * same figures. Label values are bounded: qtypes and rcodes fold into
+ * fixed sets, and never is a qname a label.
  */
 #ifndef DNSDAMPER_METRICS_H
 #define DNSDAMPER_METRICS_H
@@ -22,8 +23,58 @@ struct metrics_histogram {
 	uint64_t	sum_ms;
 };
 
-/* metrics_observe: count one observation of ms milliseconds. */
+/*
+ * A counter is written by one thread (its worker) and read by another (the
+ * control socket's, summing every worker's): metrics_add is a relaxed
+ * atomic store of the loaded value plus n, a plain load, add and store on
+ * the usual targets, so the reader never sees a torn value and the query
+ * path takes no lock and no locked instruction. metrics_read is the
+ * reader's relaxed load. A counter written by several threads at once
+ * (struct upstream_stats: every worker's attempts count into it) is
+ * added to with metrics_add_shared, a relaxed atomic fetch-and-add.
+ */
+static inline void
+metrics_add(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n,
+	    __ATOMIC_RELAXED);
+}
+
+/* metrics_sub: a gauge (one writer, as metrics_add) goes down by n. */
+static inline void
+metrics_sub(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) - n,
+	    __ATOMIC_RELAXED);
+}
+
+static inline void
+metrics_add_shared(uint64_t *c, uint64_t n)
+{
+	(void)__atomic_fetch_add(c, n, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t
+metrics_read(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+/*
+ * metrics_accumulate: add to dst the counters of src, both size bytes of
+ * nothing but uint64_t (struct metrics, struct fetch_stats, a histogram),
+ * each read from src with metrics_read: what a reader on another thread
+ * sums workers' blocks with.
+ */
+void	metrics_accumulate(void *dst, const void *src, size_t size);
+
+/* metrics_observe: count one observation of ms milliseconds (one writer,
+ * metrics_add). */
 void	metrics_observe(struct metrics_histogram *h, uint64_t ms);
+
+/* metrics_observe_shared: the same into a histogram several threads
+ * observe into (metrics_add_shared). */
+void	metrics_observe_shared(struct metrics_histogram *h, uint64_t ms);
 
 enum metrics_transport { METRICS_UDP, METRICS_TCP, METRICS_TRANSPORTS };
 

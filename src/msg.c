@@ -164,18 +164,21 @@ msg_name_to_str(const uint8_t *name, size_t namelen, char *buf, size_t len)
 }
 
 /*
- * One RR header at off: owner (walked in mode: NAME_VALIDATE checks all
- * of it, pointers followed, for the cost of one walk), type, class, TTL,
- * rdata bounds.
+ * One RR header at off: owner, type, class, TTL, rdata bounds. With
+ * rewritten (a response), the owner is checked whole, pointers followed,
+ * never through what rewritten marks (name_validate_marked), for the cost
+ * of one walk; without (a query), only skipped.
  */
 static long
-read_rr(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
-    struct msg_rr *rr)
+read_rr(const uint8_t *pkt, size_t len, size_t off,
+    const uint8_t *rewritten, struct msg_rr *rr)
 {
 	long p;
 	size_t rd;
 
-	if ((p = name_walk(pkt, len, off, mode, NULL, NULL)) == -1 ||
+	p = rewritten != NULL ? name_validate_marked(pkt, len, off,
+	    rewritten) : name_walk(pkt, len, off, NAME_SKIP, NULL, NULL);
+	if (p == -1 ||
 	    (size_t)p + MSG_RR_FIXED_LEN > len)
 		return -1;
 	rr->offset = (uint16_t)off;
@@ -199,24 +202,27 @@ read_rr(const uint8_t *pkt, size_t len, size_t off, enum name_mode mode,
 	return (long)rr->end;
 }
 
-/* The name at off in rdata of rr decompresses and ends, in place, at or
+/* The name at off in rdata of rr decompresses (never through what
+ * rewritten marks, see name_validate_marked) and ends, in place, at or
  * before the rdata's end, which *next gets. */
 static int
 rdata_name(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
-    size_t off, long *next)
+    size_t off, long *next, const uint8_t *rewritten)
 {
-	*next = name_walk(pkt, len, off, NAME_VALIDATE, NULL, NULL);
+	*next = name_validate_marked(pkt, len, off, rewritten);
 	return *next != -1 && (size_t)*next <= rr->end ? 0 : -1;
 }
 
 /*
  * The names in the rdata of rr (its owner validated by read_rr) decompress
- * (no loops, no forward pointers) and, for the types this cache reads or
- * that carry names (RFC 1035 §3.3), the rdata has exactly the layout of
- * its type. Other types are opaque here.
+ * (no loops, no forward pointers, nothing read through what rewritten
+ * marks) and, for the types this cache reads or that carry names (RFC
+ * 1035 §3.3), the rdata has exactly the layout of its type. Other types
+ * are opaque here.
  */
 static int
-rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
+rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr,
+    const uint8_t *rewritten)
 {
 	long next;
 
@@ -231,21 +237,42 @@ rr_valid(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
 	case MSG_TYPE_CNAME:
 	case MSG_TYPE_DNAME:
 	case MSG_TYPE_PTR:
-		return rdata_name(pkt, len, rr, rr->rdata_offset, &next) == 0 &&
-		    (size_t)next == rr->end;
+		return rdata_name(pkt, len, rr, rr->rdata_offset, &next,
+		    rewritten) == 0 && (size_t)next == rr->end;
 	case MSG_TYPE_MX:
 		return rr->rdlength > 2 && rdata_name(pkt, len, rr,
-		    rr->rdata_offset + 2, &next) == 0 && (size_t)next == rr->end;
+		    rr->rdata_offset + 2, &next, rewritten) == 0 &&
+		    (size_t)next == rr->end;
 	case MSG_TYPE_SRV:
 		return rr->rdlength > 6 && rdata_name(pkt, len, rr,
-		    rr->rdata_offset + 6, &next) == 0 && (size_t)next == rr->end;
+		    rr->rdata_offset + 6, &next, rewritten) == 0 &&
+		    (size_t)next == rr->end;
 	case MSG_TYPE_SOA:
-		return rdata_name(pkt, len, rr, rr->rdata_offset, &next) == 0 &&
-		    rdata_name(pkt, len, rr, (size_t)next, &next) == 0 &&
+		return rdata_name(pkt, len, rr, rr->rdata_offset, &next,
+		    rewritten) == 0 &&
+		    rdata_name(pkt, len, rr, (size_t)next, &next,
+		    rewritten) == 0 &&
 		    (size_t)next + 20 == rr->end;
 	default:
 		return 1;
 	}
+}
+
+/*
+ * What of rr an answer to a client has changed (its TTL, aged and capped;
+ * an OPT, ours instead), marked in rewritten for name_validate_marked.
+ */
+static void
+mark_rewritten(uint8_t *rewritten, const struct msg_rr *rr)
+{
+	size_t i, from = rr->ttl_offset, to = from + 4;
+
+	if (rr->type == MSG_TYPE_OPT) {
+		from = rr->offset;
+		to = rr->end;
+	}
+	for (i = from; i < to; i++)
+		rewritten[i / 8] |= (uint8_t)(1U << (i % 8));
 }
 
 /* Read an OPT RR (RFC 6891 §6.1.2) into *e; -1 if its owner is not root. */
@@ -294,7 +321,7 @@ msg_parse_query(const uint8_t *pkt, size_t len, struct msg_query *q)
 	if (!qparsed || wire_rd16(pkt + 6) != 0 || wire_rd16(pkt + 8) != 0)
 		return MSG_PARSE_FORMERR;
 	for (i = 0; i < arcount; i++) {
-		if ((off = read_rr(pkt, len, (size_t)off, NAME_SKIP, &rr)) ==
+		if ((off = read_rr(pkt, len, (size_t)off, NULL, &rr)) ==
 		    -1)
 			return MSG_PARSE_FORMERR;
 		if (rr.type != MSG_TYPE_OPT)
@@ -439,6 +466,7 @@ msg_response_question(const uint8_t *pkt, size_t len, uint16_t *id,
 int
 msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 {
+	uint8_t rewritten[MSG_MAX_LEN / 8 + 1];	/* octets we change */
 	size_t total, i, sec_end[4];
 	long off;
 	int sec;
@@ -447,6 +475,7 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 	r->opt_index = r->soa_index = -1;
 	if ((off = msg_response_question(pkt, len, &r->id, &r->q)) == -1)
 		return -1;
+	memset(rewritten, 0, (len + 7) / 8);
 	r->pkt = pkt;
 	r->len = len;
 	r->flags = wire_rd16(pkt + 2);
@@ -468,8 +497,13 @@ msg_response_parse(const uint8_t *pkt, size_t len, struct msg_response *r)
 	for (i = 0, sec = 1; i < total; i++) {
 		while (i >= sec_end[sec])
 			sec++;
-		if ((off = read_rr(pkt, len, (size_t)off, NAME_VALIDATE,
-		    &r->rrs[i])) == -1 || !rr_valid(pkt, len, &r->rrs[i]))
+		/* its owner cannot reach its own TTL: a pointer leads
+		 * only below itself */
+		if ((off = read_rr(pkt, len, (size_t)off, rewritten,
+		    &r->rrs[i])) == -1)
+			goto bad;
+		mark_rewritten(rewritten, &r->rrs[i]);
+		if (!rr_valid(pkt, len, &r->rrs[i], rewritten))
 			goto bad;
 		r->rrs[i].section = (uint8_t)sec;
 		if (r->rrs[i].type != MSG_TYPE_OPT)

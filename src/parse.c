@@ -78,6 +78,9 @@ const struct directive parse_top[] = {
 	PARSE_STR("resolv-conf", resolv_conf),
 	PARSE_NUM("cache-size", DIRECTIVE_SIZE, VALUE_UNIT_BYTES, cache_size,
 	    64 * VALUE_KIB, 1024 * VALUE_GIB),
+	/* 0: one per CPU we may run on, at most 4; the in-flight index's
+	 * bitmask of waiting workers bounds it at 64. */
+	PARSE_NUM("threads", DIRECTIVE_NUMBER, VALUE_UNIT_NONE, threads, 0, 64),
 	/* RFC 2181 §8: a TTL is at most 2^31 - 1 seconds. */
 	PARSE_NUM("max-ttl", DIRECTIVE_DURATION, VALUE_UNIT_S, max_ttl,
 	    1, INT32_MAX),

@@ -25,17 +25,16 @@ static void
 probe_upstream(struct zone_table *zones, struct zone *z, struct upstream *u,
     uint64_t now, probe_send_fn send, void *arg)
 {
-	const struct msg_question *fq = &u->failed_q;
-	struct msg_question soa;
+	struct msg_question soa, fq;
 	struct zone *fz;
 
 	question_set(&soa, z->name, z->name_len, MSG_TYPE_SOA);
 	send(arg, u, z, &soa, now);
-	if (fq->qname_len == 0)
+	if (!upstream_failed_question(u, &fq))
 		return;
-	fz = zone_find(zones, fq->qname, fq->qname_len, fq->qtype);
+	fz = zone_find(zones, fq.qname, fq.qname_len, fq.qtype);
 	if (fz != NULL && zone_uses(fz, u))
-		send(arg, u, fz, fq, now);
+		send(arg, u, fz, &fq, now);
 }
 
 void
@@ -66,9 +65,8 @@ probe_loop_due(struct upstream *u, const struct zone *z,
 	size_t suffix_len = z->name_len, len;
 	uint32_t r[2];
 
-	if (u->loop_checked)
+	if (!upstream_loop_unchecked(u))
 		return 0;
-	u->loop_checked = 1;
 	if (suffix_len == 1) {
 		suffix = test;
 		suffix_len = sizeof(test);

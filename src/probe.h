@@ -4,7 +4,9 @@
  * SOA and for the latest question it failed; an upstream used for the
  * first time since start or reload is asked once for a name only we could
  * have made up, which comes back through our own listener if it forwards
- * to us (a loop). The fetch layer sends them and sees them come back.
+ * to us (a loop). The fetch layer sends them; the upstream registry keeps
+ * the names of those running, so that whichever worker's listener one
+ * comes back to sees it (upstream_loop_probe_seen).
  */
 #ifndef DNSDAMPER_PROBE_H
 #define DNSDAMPER_PROBE_H
@@ -22,7 +24,8 @@ typedef void (*probe_send_fn)(void *arg, struct upstream *u, struct zone *z,
 /*
  * probe_down: if any upstream of zones' registry is down, for each
  * upstream of zones that is down and due for a probe at now (ms;
- * upstream_probe_due, which schedules the next), call send with arg, the
+ * upstream_probe_due, which schedules the next: of several threads
+ * calling this at once, one sends each probe), call send with arg, the
  * first zone that forwards to it and: its SOA question (class IN), which
  * a resolver answers even when the names it failed are broken at their
  * source; and the latest question it failed (upstream.failed_q), if a zone

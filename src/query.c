@@ -37,6 +37,8 @@ struct answering {
 	struct query_ctx	*ctx;
 	struct cache_entry	*e;		/* owned copy of the answer, or
 						 * NULL: answer as if failed */
+	int			 landed;	/* another worker resolved it:
+						 * answer from the cache */
 	TAILQ_HEAD(, query)	 queries;
 	struct event		*ev;
 	LIST_ENTRY(answering)	 entry;		/* in ctx->answering */
@@ -107,11 +109,14 @@ query_free(struct query *qr)
 }
 
 /*
- * Answer qr from the cache as it is now (fresh, or stale after a failed
- * or slow refresh). Returns 0 if answered, -1 if the cache had nothing.
+ * Answer qr from the cache as it is now (fresh, counted as from fresh,
+ * or stale after a failed or slow refresh). Returns 0 if answered, or -1
+ * if there was nothing to answer with; the state found in *state (if not
+ * NULL).
  */
 static int
-answer_from_cache(struct query *qr, uint64_t now)
+answer_from_cache(struct query *qr, uint64_t now, enum metrics_source fresh,
+    enum cache_state *state)
 {
 	struct msg_reply_opts opts;
 	struct cache_result res;
@@ -120,10 +125,12 @@ answer_from_cache(struct query *qr, uint64_t now)
 	reply_opts(qr->ctx, &qr->q, qr->client.transport, &opts);
 	cache_lookup(qr->ctx->cache, &qr->key, &qr->q, &opts, now, out,
 	    sizeof(qr->ctx->scratch), &res);
+	if (state != NULL)
+		*state = res.state;
 	if (res.state != CACHE_FRESH && res.state != CACHE_STALE)
 		return -1;
-	query_send(qr, res.state == CACHE_STALE ? METRICS_FROM_STALE :
-	    METRICS_FROM_CACHE, out, res.len, now);
+	query_send(qr, res.state == CACHE_STALE ? METRICS_FROM_STALE : fresh,
+	    out, res.len, now);
 	return 0;
 }
 
@@ -139,7 +146,8 @@ query_setback(struct fetch_waiter *wt, const struct zone *zone)
 	if (qr->client_timer == NULL ||
 	    !upstream_all_down(zone->upstreams, zone->n_upstreams))
 		return;
-	if (answer_from_cache(qr, clock_now_ms()) == 0)
+	if (answer_from_cache(qr, clock_now_ms(), METRICS_FROM_CACHE,
+	    NULL) == 0)
 		query_free(qr);
 }
 
@@ -152,7 +160,8 @@ client_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	/* Gone meanwhile (evicted): the fetch will still answer it. */
-	if (answer_from_cache(qr, clock_now_ms()) == 0)
+	if (answer_from_cache(qr, clock_now_ms(), METRICS_FROM_CACHE,
+	    NULL) == 0)
 		query_free(qr);
 }
 
@@ -220,7 +229,7 @@ query_refresh(struct query_ctx *ctx, const struct msg_query *q,
 {
 	if (zone != NULL && fetch_join(ctx->fetches, key, q, ctx->zones, zone,
 	    now, NULL) == 1)
-		ctx->metrics.prefetches++;
+		metrics_add(&ctx->metrics.prefetches, 1);
 }
 
 /*
@@ -425,8 +434,9 @@ query_parse(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 	case MSG_PARSE_OK:
 		break;
 	}
-	/* One of our loop probes come back: stop it here. */
-	if (fetch_loop_check(ctx->fetches, q))
+	/* One of our loop probes come back (to any worker): stop it here. */
+	if (upstream_loop_probe_seen(zone_table_registry(ctx->zones),
+	    q->q.qname, q->q.qname_len))
 		return MSG_RCODE_REFUSED;
 	return refusal(q);
 }
@@ -449,7 +459,7 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 	metrics_count_query(m, c->transport == CLIENT_UDP ? METRICS_UDP :
 	    METRICS_TCP, q.q.qname_len > 0 ? q.q.qtype : 0);
 	if (drop) {
-		m->dropped++;
+		metrics_add(&m->dropped, 1);
 		return QUERY_DROPPED;
 	}
 	reply_opts(ctx, &q, c->transport, &opts);
@@ -475,8 +485,8 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 		goto answered;
 	}
 	cache_lookup(ctx->cache, &key, &q, &opts, now, out, cap, &res);
-	m->cache_hits += res.state != CACHE_ABSENT;
-	m->cache_misses += res.state == CACHE_ABSENT;
+	metrics_add(&m->cache_hits, res.state != CACHE_ABSENT);
+	metrics_add(&m->cache_misses, res.state == CACHE_ABSENT);
 	switch (res.state) {
 	case CACHE_FRESH:
 		query_prefetch(ctx, &q, &key, &res, now);
@@ -510,18 +520,46 @@ answered:
 }
 
 /*
- * Answer one waiter of a fetch that has ended at now, with e, or if none
- * from the cache (stale after a failed refresh) or else with SERVFAIL.
+ * Another worker's resolution of qr's key left nothing in the cache (an
+ * answer not to be stored, or no query sent): resolve it here, once.
+ * Returns 0 if qr waits again, -1 if it could not.
  */
-static void
-answer_waiter(struct query *qr, const struct cache_entry *e, uint64_t now)
+static int
+query_refetch(struct query *qr, uint64_t now)
+{
+	struct zone *zone;
+
+	if ((zone = query_zone(qr->ctx, &qr->key)) == NULL)
+		return -1;
+	qr->waiter.own = 1;
+	return fetch_join(qr->ctx->fetches, &qr->key, &qr->q, qr->ctx->zones,
+	    zone, now, &qr->waiter) < 0 ? -1 : 0;
+}
+
+/*
+ * Answer one waiter of a resolution that has ended at now: with e, or if
+ * none from the cache (stale after a failed refresh) or else with
+ * SERVFAIL. The waiter of another worker's resolution (landed) is
+ * answered from the cache (a fresh answer counted as from upstream, as
+ * it is), resolved here if that left nothing (query_refetch), and
+ * answered SERVFAIL for a failure cached (RFC 9520). Returns 1 if qr is
+ * done with (the caller frees it), 0 if it waits again.
+ */
+static int
+answer_waiter(struct query *qr, const struct cache_entry *e, int landed,
+    uint64_t now)
 {
 	struct msg_reply_opts opts;
 	uint8_t *out = qr->ctx->scratch;
+	enum cache_state state;
 	size_t len;
 
-	if (e == NULL && answer_from_cache(qr, now) == 0)
-		return;
+	if (e == NULL && answer_from_cache(qr, now, landed ?
+	    METRICS_FROM_UPSTREAM : METRICS_FROM_CACHE, &state) == 0)
+		return 1;
+	if (e == NULL && landed && state == CACHE_ABSENT &&
+	    query_refetch(qr, now) == 0)
+		return 0;
 	reply_opts(qr->ctx, &qr->q, qr->client.transport, &opts);
 	if (e != NULL)
 		len = cache_entry_answer(e, &qr->q, &opts, now, out,
@@ -531,6 +569,7 @@ answer_waiter(struct query *qr, const struct cache_entry *e, uint64_t now)
 		    sizeof(qr->ctx->scratch));
 	query_send(qr, e != NULL ? METRICS_FROM_UPSTREAM : METRICS_FROM_ERROR,
 	    out, len, now);
+	return 1;
 }
 
 static void
@@ -565,8 +604,8 @@ answering_step(evutil_socket_t fd, short what, void *arg)
 	for (n = 0; n < QUERY_BATCH &&
 	    (qr = TAILQ_FIRST(&a->queries)) != NULL; n++) {
 		TAILQ_REMOVE(&a->queries, qr, later);
-		answer_waiter(qr, a->e, now);
-		query_free(qr);
+		if (answer_waiter(qr, a->e, a->landed, now))
+			query_free(qr);
 	}
 	if (TAILQ_EMPTY(&a->queries))
 		answering_free(a);
@@ -589,6 +628,7 @@ answering_new(struct query_ctx *ctx, const struct fetch_result *res,
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return NULL;
 	a->ctx = ctx;
+	a->landed = res->outcome == FETCH_LANDED;
 	TAILQ_INIT(&a->queries);
 	if ((a->ev = evtimer_new(ctx->base, answering_step, a)) == NULL ||
 	    (e != NULL &&
@@ -619,8 +659,27 @@ answer_or_defer(struct query *qr, const struct fetch_result *res,
 		TAILQ_INSERT_TAIL(&(*later)->queries, qr, later);
 		return;
 	}
-	answer_waiter(qr, e, res->now);
-	query_free(qr);
+	if (answer_waiter(qr, e, res->outcome == FETCH_LANDED, res->now))
+		query_free(qr);
+}
+
+/*
+ * With other workers on the cache, store the answer of res before one of
+ * ours is sent: a client of theirs that asks the moment ours has it must
+ * find it (ours are answered from e, which the cache may drop at any
+ * time once its own: a copy goes in). Returns 1 if stored.
+ */
+static int
+store_first(struct query_ctx *ctx, const struct fetch_result *res,
+    const struct cache_entry *e)
+{
+	struct cache_entry *copy;
+
+	if (!ctx->cache_shared || cache_entry_kind(e) == CACHE_UNCACHEABLE ||
+	    (copy = cache_entry_new(ctx->cache, res->r, res->now)) == NULL)
+		return 0;
+	(void)cache_insert(ctx->cache, res->key, copy);
+	return 1;
 }
 
 void
@@ -631,9 +690,11 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 	struct cache_entry *e = NULL;
 	struct fetch_waiter *wt;
 	unsigned n = 0;
+	int stored = 0;
 
-	if (res->outcome == FETCH_ANSWER)
-		e = cache_entry_new(ctx->cache, res->r, res->now);
+	if (res->outcome == FETCH_ANSWER &&
+	    (e = cache_entry_new(ctx->cache, res->r, res->now)) != NULL)
+		stored = store_first(ctx, res, e);
 	else if (res->outcome == FETCH_FAILED && !res->unsent)
 		/* RFC 9520 is about upstreams: no use caching our own lack
 		 * of descriptors. */
@@ -650,7 +711,10 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 		cache_entry_set_asked(e);
 	if (cache_entry_kind(e) == CACHE_POSITIVE)
 		query_srv_targets(ctx, res->r, res->key, res->now);
-	cache_insert(ctx->cache, res->key, e);
+	if (stored)
+		cache_entry_free(e);
+	else
+		cache_insert(ctx->cache, res->key, e);
 }
 
 void

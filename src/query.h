@@ -40,8 +40,10 @@ struct tcpconn;
 /*
  * What queries are served with: one per worker (event loop), owned by it
  * and passed down by pointer to its transports and queries, never global.
- * Everything but the cache is the worker's alone; the cache may be shared
- * by several workers.
+ * It is the worker's alone but for what it borrows shared with the other
+ * workers: the cache (locked per shard), the configuration, zones and
+ * local zones (immutable), their upstreams (upstream.h locks them), the
+ * rate limit table (locked), and the count of TCP connections.
  */
 struct query_ctx {
 	struct event_base	*base;
@@ -50,6 +52,13 @@ struct query_ctx {
 	struct localzone_table	*local;		/* referenced: local zones
 						 * and records */
 	struct cache		*cache;		/* borrowed, shared */
+	uint64_t		*tcp_open;	/* borrowed, shared: client TCP
+						 * connections open in every
+						 * worker, the tcp-clients
+						 * bound (atomic) */
+	int			 cache_shared;	/* other workers use the cache:
+						 * an answer is stored before
+						 * it is sent */
 	struct fetch_ctx	*fetches;	/* this loop's */
 	struct admit		*admit;		/* this loop's: allow,
 						 * ratelimit */
@@ -129,8 +138,10 @@ enum query_status query_handle(struct query_ctx *ctx, const uint8_t *pkt,
 /*
  * query_fetch_done: the fetch_done_fn of a worker's fetches: stores the
  * result in the cache and answers every waiting query, QUERY_BATCH of
- * them now and the rest as many per turn of ctx's event loop. arg is the
- * worker's struct query_ctx.
+ * them now and the rest as many per turn of ctx's event loop; after
+ * another worker's resolution (FETCH_LANDED), from the cache, each query
+ * costing one cache hit, or resolved here if nothing was stored. arg is
+ * the worker's struct query_ctx.
  */
 void	query_fetch_done(struct fetch *f, const struct fetch_result *res,
 	    void *arg);

@@ -1,6 +1,7 @@
 /* ratelimit.c: token buckets per client address, in a bounded table. */
 #include "autoconf.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,8 @@ struct ratelimit_bucket {
 			    offsetof(struct ratelimit_bucket, node)))
 
 struct ratelimit {
+	pthread_mutex_t	 lock;		/* all below; a check's lookup and
+					 * insert as one step */
 	struct lruhash	*table;		/* of struct ratelimit_bucket */
 	uint32_t	 qps;
 	uint32_t	 slip;
@@ -55,6 +58,15 @@ bucket_free(struct lruhash_node *n)
 
 static const struct lruhash_type bucket_type = { bucket_match, bucket_free };
 
+/* A table for size addresses. */
+static struct lruhash *
+table_new(size_t size)
+{
+	/* One shard: the least recently seen address overall goes first. */
+	return lruhash_new(1, size * lruhash_charge(
+	    sizeof(struct ratelimit_bucket)), &bucket_type);
+}
+
 struct ratelimit *
 ratelimit_new(uint32_t qps, uint32_t slip, size_t size)
 {
@@ -62,28 +74,49 @@ ratelimit_new(uint32_t qps, uint32_t slip, size_t size)
 
 	if ((rl = calloc(1, sizeof(*rl))) == NULL)
 		return NULL;
-	/* One shard: the least recently seen address overall goes first. */
-	if ((rl->table = lruhash_new(1, size * lruhash_charge(
-	    sizeof(struct ratelimit_bucket)), &bucket_type)) == NULL) {
+	if ((rl->table = table_new(size)) == NULL) {
 		free(rl);
 		return NULL;
 	}
+	pthread_mutex_init(&rl->lock, NULL);
 	rl->size = size;
-	ratelimit_set(rl, qps, slip);
+	rl->qps = qps;
+	rl->slip = slip;
 	return rl;
 }
 
-void
-ratelimit_set(struct ratelimit *rl, uint32_t qps, uint32_t slip)
+int
+ratelimit_configure(struct ratelimit *rl, uint32_t qps, uint32_t slip,
+    size_t size)
 {
+	struct lruhash *table = NULL, *old = NULL;
+	int rc = 0;
+
+	/* Made, and the old one freed, outside the lock. */
+	if (size != ratelimit_size(rl) && (table = table_new(size)) == NULL)
+		rc = -1;
+	pthread_mutex_lock(&rl->lock);
 	rl->qps = qps;
 	rl->slip = slip;
+	if (table != NULL) {
+		old = rl->table;
+		rl->table = table;
+		rl->size = size;
+	}
+	pthread_mutex_unlock(&rl->lock);
+	lruhash_free(old);
+	return rc;
 }
 
 size_t
-ratelimit_size(const struct ratelimit *rl)
+ratelimit_size(struct ratelimit *rl)
 {
-	return rl->size;
+	size_t size;
+
+	pthread_mutex_lock(&rl->lock);
+	size = rl->size;
+	pthread_mutex_unlock(&rl->lock);
+	return size;
 }
 
 /* Refill b for the time since it was last seen, then take a token. */
@@ -138,11 +171,12 @@ ratelimit_check(struct ratelimit *rl, const struct addr *client,
 		memset(key, 0, 10);
 		key[10] = key[11] = 0xff;
 	}
+	pthread_mutex_lock(&rl->lock);
 	hash = lruhash_hash(rl->table, key, sizeof(key));
 	if (lruhash_lookup(rl->table, hash, key, sizeof(key), take_visit, &t))
-		return t.verdict;
+		goto out;
 	if ((b = malloc(sizeof(*b))) == NULL)
-		return RATELIMIT_PASS;
+		goto out;
 	/* A new address starts with a full bucket, this query's token
 	 * taken. */
 	b->tokens = (uint64_t)rl->qps * TOKEN - TOKEN;
@@ -151,7 +185,9 @@ ratelimit_check(struct ratelimit *rl, const struct addr *client,
 	memcpy(b->key, key, sizeof(key));
 	(void)lruhash_insert(rl->table, hash, key, sizeof(key), &b->node,
 	    sizeof(*b), NULL);
-	return RATELIMIT_PASS;
+out:
+	pthread_mutex_unlock(&rl->lock);
+	return t.verdict;
 }
 
 void
@@ -159,7 +195,9 @@ ratelimit_stats(struct ratelimit *rl, struct ratelimit_stats *out)
 {
 	struct lruhash_stats ls;
 
+	pthread_mutex_lock(&rl->lock);
 	lruhash_stats(rl->table, &ls);
+	pthread_mutex_unlock(&rl->lock);
 	out->tracked = ls.entries;
 	out->evictions = ls.evictions;
 }
@@ -170,5 +208,6 @@ ratelimit_free(struct ratelimit *rl)
 	if (rl == NULL)
 		return;
 	lruhash_free(rl->table);
+	pthread_mutex_destroy(&rl->lock);
 	free(rl);
 }

@@ -3,7 +3,9 @@
  * each address, kept in a table of bounded size, and BIND's "slip" for
  * the queries over the limit (every Nth of them answered with TC=1 so a
  * real client retries over TCP, the others dropped). Time is a parameter
- * (monotonic ms); nothing here knows DNS.
+ * (monotonic ms); nothing here knows DNS. One table serves every worker
+ * thread, under its own lock: SO_REUSEPORT spreads one client's source
+ * ports over the workers, and a table each would multiply the limit.
  */
 #ifndef DNSDAMPER_RATELIMIT_H
 #define DNSDAMPER_RATELIMIT_H
@@ -40,13 +42,18 @@ struct ratelimit_stats {
 struct ratelimit *ratelimit_new(uint32_t qps, uint32_t slip, size_t size);
 
 /*
- * ratelimit_set: change the rate and slip of rl (as in ratelimit_new);
- * tracked addresses keep their tokens, up to the new bucket size.
+ * ratelimit_configure: change the rate and slip of rl (as in
+ * ratelimit_new; a qps of 0 is kept, for a caller that does not ask while
+ * it is 0): tracked addresses keep their tokens, up to the new bucket
+ * size; and with a new size, a new table (its addresses forgotten).
+ * Returns 0, or -1 if out of memory for the new table: the old one stays,
+ * with the new rate and slip.
  */
-void	ratelimit_set(struct ratelimit *rl, uint32_t qps, uint32_t slip);
+int	ratelimit_configure(struct ratelimit *rl, uint32_t qps, uint32_t slip,
+	    size_t size);
 
 /* ratelimit_size: the most addresses rl tracks. */
-size_t	ratelimit_size(const struct ratelimit *rl);
+size_t	ratelimit_size(struct ratelimit *rl);
 
 /*
  * ratelimit_check: take a token for a query from client (its address;

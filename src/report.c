@@ -1,4 +1,5 @@
-/* report.c: metrics, upstream state and explanations, for the control socket. */
+/* report.c: metrics, upstream state and explanations, for the control
+ * socket. */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -121,6 +122,20 @@ report_cache(const struct report *r, uint64_t stale_entries,
 	    (double)m->prefetches);
 }
 
+/* Every worker's fetch counters, summed. */
+static void
+fetch_totals(const struct report *r, struct fetch_stats *total)
+{
+	struct fetch_stats fs;
+	size_t i;
+
+	memset(total, 0, sizeof(*total));
+	for (i = 0; i < r->n_workers; i++) {
+		fetch_stats(worker_context(r->workers[i])->fetches, &fs);
+		metrics_accumulate(total, &fs, sizeof(fs));
+	}
+}
+
 static void
 report_fetches(const struct report *r, const struct metrics *m,
     const struct metrics_writer *w)
@@ -128,7 +143,7 @@ report_fetches(const struct report *r, const struct metrics *m,
 	struct upstream_budget_stats bs;
 	struct fetch_stats fs;
 
-	fetch_stats(worker_context(r->worker)->fetches, &fs);
+	fetch_totals(r, &fs);
 	upstream_budget_stats(r->upstreams, clock_now_ms(), &bs);
 	scalar(w, "dnsdamper_resolutions_total", "counter",
 	    "Resolutions started (cache misses, refreshes, prefetches).",
@@ -136,6 +151,10 @@ report_fetches(const struct report *r, const struct metrics *m,
 	scalar(w, "dnsdamper_coalesced_queries_total", "counter",
 	    "Queries that joined a resolution already in flight.",
 	    (double)fs.coalesced);
+	scalar(w, "dnsdamper_coalesced_across_workers_total", "counter",
+	    "Of those, queries that waited for another worker thread's "
+	    "resolution, then were answered from the cache.",
+	    (double)fs.across);
 	scalar(w, "dnsdamper_resolutions_inflight", "gauge",
 	    "Resolutions waiting for upstreams now.", (double)fs.inflight);
 	scalar(w, "dnsdamper_resolutions_over_budget_total", "counter",
@@ -187,7 +206,7 @@ report_access(const struct report *r, const struct metrics *m,
 	const char *action[2] = { "action", NULL };
 	struct ratelimit_stats rs;
 
-	admit_stats(worker_context(r->worker)->admit, &rs);
+	admit_stats(worker_context(r->workers[0])->admit, &rs);
 	scalar(w, "dnsdamper_refused_queries_total", "counter",
 	    "Queries answered REFUSED because their client is not in allow.",
 	    (double)m->refused_queries);
@@ -241,24 +260,47 @@ static const struct {
 	  offsetof(struct upstream_stats, edns_fallbacks) },
 };
 
+#define N_UPSTREAM_COUNTERS \
+	(sizeof(upstream_counters) / sizeof(upstream_counters[0]))
+#define UPSTREAM_LATENCY	"dnsdamper_upstream_response_seconds"
+
+/*
+ * Family c's series for (upstream, zone) st: counter c, or past the
+ * counters the latency histogram; read atomically, other threads add.
+ */
+static void
+upstream_series(const struct metrics_writer *w, size_t c,
+    const struct upstream_stats *st, const char *const *labels)
+{
+	struct metrics_histogram h;
+
+	if (c < N_UPSTREAM_COUNTERS) {
+		w->sample(w->ctx, upstream_counters[c].name, labels, 2,
+		    (double)metrics_read((const uint64_t *)(const void *)
+		    ((const char *)st + upstream_counters[c].offset)));
+		return;
+	}
+	memset(&h, 0, sizeof(h));
+	metrics_accumulate(&h, &st->latency, sizeof(h));
+	w->histogram(w->ctx, UPSTREAM_LATENCY, labels, 2, &h);
+}
+
 static void
 report_upstream_stats(const struct report *r, const struct metrics_writer *w)
 {
-	struct zone_table *zt = worker_context(r->worker)->zones;
+	struct zone_table *zt = worker_context(r->workers[0])->zones;
 	const struct upstream_stats *st;
 	const char *labels[4];
 	struct zone *z;
-	size_t c, i, j, n_fam = sizeof(upstream_counters) /
-	    sizeof(upstream_counters[0]);
+	size_t c, i, j;
 
-	for (c = 0; c <= n_fam; c++) {
-		if (c < n_fam)
+	for (c = 0; c <= N_UPSTREAM_COUNTERS; c++) {
+		if (c < N_UPSTREAM_COUNTERS)
 			w->family(w->ctx, upstream_counters[c].name, "counter",
 			    upstream_counters[c].help);
 		else
-			w->family(w->ctx, "dnsdamper_upstream_response_seconds",
-			    "histogram", "Time until an upstream's usable "
-			    "answer.");
+			w->family(w->ctx, UPSTREAM_LATENCY, "histogram",
+			    "Time until an upstream's usable answer.");
 		for (i = 0; i < zone_count(zt); i++) {
 			z = zone_at(zt, i);
 			for (j = 0; j < z->n_upstreams; j++) {
@@ -270,82 +312,94 @@ report_upstream_stats(const struct report *r, const struct metrics_writer *w)
 				labels[1] = z->upstreams[j]->name;
 				labels[2] = "zone";
 				labels[3] = z->name_str;
-				if (c < n_fam)
-					w->sample(w->ctx,
-					    upstream_counters[c].name, labels, 2,
-					    (double)*(const uint64_t *)(const
-					    void *)((const char *)st +
-					    upstream_counters[c].offset));
-				else
-					w->histogram(w->ctx,
-					    "dnsdamper_upstream_response_seconds",
-					    labels, 2, &st->latency);
+				upstream_series(w, c, st, labels);
 			}
 		}
 		w->end_family(w->ctx);
 	}
 }
 
-static double
-upstream_is_up(const struct upstream *u)
-{
-	return !u->down && !u->loop;
-}
+/* One gauge of every upstream: its value, or none if has is 0. */
+struct gauge {
+	const struct metrics_writer *w;
+	const char	*name;
+	double		(*value)(const struct upstream_view *, int *has);
+};
 
-static double
-upstream_speaks_edns(const struct upstream *u)
+static void
+gauge_sample(const struct upstream_view *v, void *arg)
 {
-	return !u->no_edns;
+	const struct gauge *g = arg;
+	const char *labels[2] = { "upstream", v->u->name };
+	double value;
+	int has = 1;
+
+	value = g->value(v, &has);
+	if (has)
+		g->w->sample(g->w->ctx, g->name, labels, 1, value);
 }
 
 /* A gauge with one series per upstream. */
 static void
 upstream_gauge(const struct report *r, const struct metrics_writer *w,
     const char *name, const char *help,
-    double (*value)(const struct upstream *))
+    double (*value)(const struct upstream_view *, int *))
 {
-	const struct upstream *u;
-	const char *labels[2];
+	struct gauge g = { w, name, value };
 
 	w->family(w->ctx, name, "gauge", help);
-	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
-		labels[0] = "upstream";
-		labels[1] = u->name;
-		w->sample(w->ctx, name, labels, 1, value(u));
-	}
+	upstream_each(r->upstreams, gauge_sample, &g);
 	w->end_family(w->ctx);
+}
+
+static double
+upstream_is_up(const struct upstream_view *v, int *has)
+{
+	(void)has;
+	return !v->down && !v->loop;
+}
+
+static double
+upstream_speaks_edns(const struct upstream_view *v, int *has)
+{
+	(void)has;
+	return !v->no_edns;
+}
+
+static double
+upstream_srtt(const struct upstream_view *v, int *has)
+{
+	*has = v->rtt.measured;
+	return v->rtt.srtt / 1000.0;
 }
 
 static void
 report_upstream_state(const struct report *r, const struct metrics_writer *w)
 {
-	const struct upstream *u;
-	const char *labels[2];
-
 	upstream_gauge(r, w, "dnsdamper_upstream_up",
 	    "1 if an upstream is up, 0 if marked down or a loop.",
 	    upstream_is_up);
 	upstream_gauge(r, w, "dnsdamper_upstream_edns",
 	    "1 if queries to an upstream carry EDNS, 0 while it is known not "
 	    "to speak it (RFC 6891 section 7).", upstream_speaks_edns);
-	w->family(w->ctx, "dnsdamper_upstream_rtt_seconds", "gauge",
-	    "Smoothed round-trip time of an upstream (RFC 6298).");
-	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
-		labels[0] = "upstream";
-		labels[1] = u->name;
-		if (u->rtt.measured)
-			w->sample(w->ctx, "dnsdamper_upstream_rtt_seconds",
-			    labels, 1, u->rtt.srtt / 1000.0);
-	}
-	w->end_family(w->ctx);
+	upstream_gauge(r, w, "dnsdamper_upstream_rtt_seconds",
+	    "Smoothed round-trip time of an upstream (RFC 6298).",
+	    upstream_srtt);
 }
 
 void
 report_metrics(const struct report *r, uint64_t stale_entries,
     const struct metrics_writer *w)
 {
-	const struct metrics *m = &worker_context(r->worker)->metrics;
 	const char *version[2] = { "version", PACKAGE_VERSION };
+	struct metrics total, *m = &total;
+	size_t i;
+
+	/* Each worker's block, written by it alone, read atomically. */
+	memset(&total, 0, sizeof(total));
+	for (i = 0; i < r->n_workers; i++)
+		metrics_accumulate(&total,
+		    &worker_context(r->workers[i])->metrics, sizeof(total));
 
 	w->family(w->ctx, "dnsdamper_build_info", "gauge",
 	    "Always 1; the version is a label.");
@@ -363,46 +417,45 @@ report_metrics(const struct report *r, uint64_t stale_entries,
 }
 
 static const char *
-upstream_state(const struct upstream *u)
+upstream_state(const struct upstream_view *v)
 {
-	return u->loop ? "loop" : u->down ? "down" : "up";
+	return v->loop ? "loop" : v->down ? "down" : "up";
 }
 
 /* "no" while u gets queries without OPT (RFC 6891 §7), else "yes". */
 static const char *
-upstream_edns_word(const struct upstream *u)
+upstream_edns_word(const struct upstream_view *v)
 {
-	return u->no_edns ? "no" : "yes";
+	return v->no_edns ? "no" : "yes";
 }
 
+/* A counter of st, read atomically: other threads add to it. */
+#define ST(st, f)	((unsigned long long)metrics_read(&(st)->f))
+
 static void
-json_upstream(struct evbuffer *out, const struct upstream *u)
+json_upstream(struct evbuffer *out, const struct upstream_view *v)
 {
 	const struct upstream_stats *st;
 
 	evbuffer_add_printf(out, "{\"address\": ");
-	metrics_json_string(out, u->name);
+	metrics_json_string(out, v->u->name);
 	evbuffer_add_printf(out, ", \"state\": \"%s\", "
 	    "\"srtt_ms\": %ld, \"rttvar_ms\": %ld, \"rto_ms\": %u, "
-	    "\"failures_in_a_row\": %u, \"edns\": \"%s\"", upstream_state(u),
-	    u->rtt.measured ? (long)u->rtt.srtt : -1L,
-	    u->rtt.measured ? (long)u->rtt.rttvar : -1L, u->rtt.rto, u->fails,
-	    upstream_edns_word(u));
+	    "\"failures_in_a_row\": %u, \"edns\": \"%s\"", upstream_state(v),
+	    v->rtt.measured ? (long)v->rtt.srtt : -1L,
+	    v->rtt.measured ? (long)v->rtt.rttvar : -1L, v->rtt.rto, v->fails,
+	    upstream_edns_word(v));
 	evbuffer_add_printf(out, ", \"zones\": [");
-	for (st = u->stats; st != NULL; st = st->next) {
+	for (st = v->stats; st != NULL; st = upstream_stats_next(st)) {
 		evbuffer_add_printf(out, "%s{\"zone\": ",
-		    st != u->stats ? ", " : "");
+		    st != v->stats ? ", " : "");
 		metrics_json_string(out, st->zone);
 		evbuffer_add_printf(out, ", \"queries\": "
 		    "%llu, \"answers\": %llu, \"timeouts\": %llu, "
 		    "\"failures\": %llu, \"tc_retries\": %llu, "
-		    "\"edns_fallbacks\": %llu}",
-		    (unsigned long long)st->queries,
-		    (unsigned long long)st->answers,
-		    (unsigned long long)st->timeouts,
-		    (unsigned long long)st->failures,
-		    (unsigned long long)st->tc_retries,
-		    (unsigned long long)st->edns_fallbacks);
+		    "\"edns_fallbacks\": %llu}", ST(st, queries),
+		    ST(st, answers), ST(st, timeouts), ST(st, failures),
+		    ST(st, tc_retries), ST(st, edns_fallbacks));
 	}
 	evbuffer_add_printf(out, "]}");
 }
@@ -417,50 +470,59 @@ text_upstream_header(struct evbuffer *out)
 
 /* One line per zone the upstream serves (one line if none yet). */
 static void
-text_upstream(struct evbuffer *out, const struct upstream *u)
+text_upstream(const struct upstream_view *v, void *arg)
 {
-	const struct upstream_stats *st = u->stats;
+	const struct upstream_stats *st = v->stats;
+	struct evbuffer *out = arg;
 	char srtt[16];
 
-	if (u->rtt.measured)
-		snprintf(srtt, sizeof(srtt), "%ums", u->rtt.srtt);
+	if (v->rtt.measured)
+		snprintf(srtt, sizeof(srtt), "%ums", v->rtt.srtt);
 	else
 		snprintf(srtt, sizeof(srtt), "-");
 	do {
 		evbuffer_add_printf(out, "%-28s %-5s %-4s %8s %6ums %6u  ",
-		    u->name, upstream_state(u), upstream_edns_word(u), srtt,
-		    u->rtt.rto, u->fails);
+		    v->u->name, upstream_state(v), upstream_edns_word(v), srtt,
+		    v->rtt.rto, v->fails);
 		if (st == NULL) {
 			evbuffer_add_printf(out, "%-20s\n", "-");
 			break;
 		}
 		evbuffer_add_printf(out, "%-20s %9llu %9llu %9llu %9llu\n",
-		    st->zone, (unsigned long long)st->queries,
-		    (unsigned long long)st->answers,
-		    (unsigned long long)st->timeouts,
-		    (unsigned long long)st->failures);
-	} while ((st = st->next) != NULL);
+		    st->zone, ST(st, queries), ST(st, answers),
+		    ST(st, timeouts), ST(st, failures));
+	} while ((st = upstream_stats_next(st)) != NULL);
+}
+
+/* The JSON array being written: whether an element came yet. */
+struct json_list {
+	struct evbuffer	*out;
+	int		 first;
+};
+
+static void
+json_list_upstream(const struct upstream_view *v, void *arg)
+{
+	struct json_list *l = arg;
+
+	evbuffer_add_printf(l->out, "%s\n  ", l->first ? "" : ",");
+	json_upstream(l->out, v);
+	l->first = 0;
 }
 
 void
 report_upstreams(const struct report *r, enum report_format f,
     struct evbuffer *out)
 {
-	const struct upstream *u;
-	int first = 1;
+	struct json_list l = { out, 1 };
 
 	if (f == REPORT_TEXT) {
 		text_upstream_header(out);
-		for (u = upstream_first(r->upstreams); u != NULL; u = u->next)
-			text_upstream(out, u);
+		upstream_each(r->upstreams, text_upstream, out);
 		return;
 	}
 	evbuffer_add_printf(out, "[");
-	for (u = upstream_first(r->upstreams); u != NULL; u = u->next) {
-		evbuffer_add_printf(out, "%s\n  ", first ? "" : ",");
-		json_upstream(out, u);
-		first = 0;
-	}
+	upstream_each(r->upstreams, json_list_upstream, &l);
 	evbuffer_add_printf(out, "\n]\n");
 }
 
@@ -631,8 +693,8 @@ explain_name(const char *name, uint16_t qtype, struct evbuffer *out)
 }
 
 static void
-explain_text(const struct zone *z, struct upstream **order, size_t n,
-    struct evbuffer *out)
+explain_text(const struct zone *z, const struct upstream_view *order,
+    size_t n, struct evbuffer *out)
 {
 	size_t i;
 
@@ -645,16 +707,17 @@ explain_text(const struct zone *z, struct upstream **order, size_t n,
 	for (i = 0; i < n; i++)
 		evbuffer_add_printf(out, "%s %zu. %s %s, srtt %s%ums, rto %ums, "
 		    "%u failures in a row\n", i == 0 ? "upstreams " :
-		    "          ", i + 1, order[i]->name,
-		    upstream_state(order[i]), order[i]->rtt.measured ? "" : "~",
-		    order[i]->rtt.srtt, order[i]->rtt.rto, order[i]->fails);
+		    "          ", i + 1, order[i].u->name,
+		    upstream_state(&order[i]), order[i].rtt.measured ? "" : "~",
+		    order[i].rtt.srtt, order[i].rtt.rto, order[i].fails);
 }
 
 int
 report_explain(const struct report *r, const char *name, uint16_t qtype,
     uint64_t now, enum report_format f, struct evbuffer *out)
 {
-	const struct query_ctx *ctx = worker_context(r->worker);
+	const struct query_ctx *ctx = worker_context(r->workers[0]);
+	struct upstream_view views[64];
 	struct localzone_result local;
 	struct upstream *order[64];
 	struct msg_query q;
@@ -668,11 +731,13 @@ report_explain(const struct report *r, const char *name, uint16_t qtype,
 	if (z != NULL && z->n_upstreams <= sizeof(order) / sizeof(order[0]))
 		n = upstream_order(z->upstreams, z->n_upstreams, z->policy,
 		    q.q.qname, q.q.qname_len, order);
+	for (i = 0; i < n; i++)
+		upstream_view(order[i], &views[i]);
 	if (f == REPORT_TEXT) {
 		explain_name(name, qtype, out);
 		if (explain_local_text(&local, out))
 			return 0;
-		explain_text(z, order, n, out);
+		explain_text(z, views, n, out);
 		explain_cache(r, &q, now, f, out);
 		return 0;
 	}
@@ -689,7 +754,7 @@ report_explain(const struct report *r, const char *name, uint16_t qtype,
 	evbuffer_add_printf(out, ", \"upstreams\": [");
 	for (i = 0; i < n; i++) {
 		evbuffer_add_printf(out, "%s", i > 0 ? ", " : "");
-		json_upstream(out, order[i]);
+		json_upstream(out, &views[i]);
 	}
 	evbuffer_add_printf(out, "], ");
 	explain_local_json(&local, out);

@@ -19,9 +19,14 @@ enum report_format {
 	REPORT_TEXT		/* aligned columns, for dnsdamperctl */
 };
 
-/* What a report reads; all borrowed. */
+/*
+ * What a report reads; all borrowed. Every worker's figures are summed;
+ * names are explained as worker 0 would answer them (it runs on the
+ * report's thread, main's).
+ */
 struct report {
-	struct worker	*worker;
+	struct worker	*const *workers;
+	size_t		 n_workers;
 	struct cache	*cache;
 	struct upstream_registry *upstreams;	/* what /upstreams lists */
 	int64_t		 start_time;	/* Unix seconds */

@@ -71,11 +71,21 @@ notify(const char *state, const int *fds, size_t n)
 }
 
 void
-systemd_store_fds(const int *fds, size_t n)
+systemd_store_remove(const char *name)
 {
-	notify("FDSTOREREMOVE=1\nFDNAME=" SYSTEMD_FDNAME, NULL, 0);
-	if (n > 0)
-		notify("FDSTORE=1\nFDNAME=" SYSTEMD_FDNAME, fds, n);
+	char buf[300];
+
+	snprintf(buf, sizeof(buf), "FDSTOREREMOVE=1\nFDNAME=%s", name);
+	notify(buf, NULL, 0);
+}
+
+void
+systemd_store_fd(int fd, const char *name)
+{
+	char buf[300];
+
+	snprintf(buf, sizeof(buf), "FDSTORE=1\nFDNAME=%s", name);
+	notify(buf, &fd, 1);
 }
 
 void
@@ -170,10 +180,16 @@ systemd_listen_free(int *fds, char **names, int n)
 }
 
 void
-systemd_store_fds(const int *fds, size_t n)
+systemd_store_remove(const char *name)
 {
-	(void)fds;
-	(void)n;
+	(void)name;
+}
+
+void
+systemd_store_fd(int fd, const char *name)
+{
+	(void)fd;
+	(void)name;
 }
 
 void

@@ -13,7 +13,8 @@
 
 #include "log.h"
 
-/* The name our listening sockets have in the file descriptor store. */
+/* The name our listening sockets have in the file descriptor store, or
+ * its prefix: listen.c adds "/WORKER/PROTO/ADDRESS". */
 #define SYSTEMD_FDNAME	"dnsdamper-listen"
 
 /*
@@ -30,12 +31,15 @@ int	systemd_listen_fds(int **fds, char ***names);
 void	systemd_listen_free(int *fds, char **names, int n);
 
 /*
- * systemd_store_fds: replace our sockets in the file descriptor store
- * (FDSTORE=1, FDNAME=SYSTEMD_FDNAME) with fds (n), so that a restart gets
- * them back and drops no query (n 0: only remove them). No-op unless
- * NOTIFY_SOCKET is set; a failed notification is logged, not returned.
+ * systemd_store_remove: take the descriptors named name (FDSTOREREMOVE=1,
+ * FDNAME=name) out of the file descriptor store. systemd_store_fd: put fd
+ * in it, named name (FDSTORE=1; a name holds no ':', at most 255
+ * characters), so that a restart gets it back and drops no query. No-ops
+ * unless NOTIFY_SOCKET is set; a failed notification is logged, not
+ * returned.
  */
-void	systemd_store_fds(const int *fds, size_t n);
+void	systemd_store_remove(const char *name);
+void	systemd_store_fd(int fd, const char *name);
 
 /*
  * systemd_ready: READY=1 with STATUS=status. A failure to notify while

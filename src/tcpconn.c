@@ -62,7 +62,8 @@ conn_close(struct tcpconn *c)
 	if (c->srv == NULL)
 		return;
 	TAILQ_REMOVE(&c->srv->ctx->tcp_conns, c, entry);
-	c->srv->ctx->metrics.tcp_open--;
+	metrics_sub(&c->srv->ctx->metrics.tcp_open, 1);
+	(void)__atomic_fetch_sub(c->srv->ctx->tcp_open, 1, __ATOMIC_RELAXED);
 	c->srv = NULL;
 	bufferevent_free(c->bev);
 	c->bev = NULL;
@@ -343,7 +344,8 @@ static int
 at_cap(struct tcp_server *srv, int fd, uint32_t limit)
 {
 	/* Static: one warning a minute for the whole process, whichever
-	 * of the listeners (one struct tcp_server each) reaches the cap. */
+	 * of the listeners (one struct tcp_server each, in every worker
+	 * thread) reaches the cap; log_limit_due is lock-free. */
 	static struct log_limit said;
 	struct metrics *m = &srv->ctx->metrics;
 	struct tcpconn *victim;
@@ -351,10 +353,10 @@ at_cap(struct tcp_server *srv, int fd, uint32_t limit)
 	int rc = 0;
 
 	if ((victim = eviction_candidate(srv->ctx)) != NULL) {
-		m->tcp_evicted++;
+		metrics_add(&m->tcp_evicted, 1);
 		conn_close(victim);
 	} else {
-		m->tcp_refused++;
+		metrics_add(&m->tcp_refused, 1);
 		close(fd);
 		rc = -1;
 	}
@@ -365,6 +367,23 @@ at_cap(struct tcp_server *srv, int fd, uint32_t limit)
 		    (unsigned long long)m->tcp_evicted,
 		    (unsigned long long)m->tcp_refused);
 	return rc;
+}
+
+/*
+ * A slot of tcp-clients for a new connection (fd) of srv: 0, or -1 if
+ * there is none (fd closed). The bound is the process's, one count for
+ * every worker; at it, room is made among this worker's own connections.
+ */
+static int
+take_slot(struct tcp_server *srv, int fd)
+{
+	uint32_t cap = srv->ctx->conf->tcp_clients;
+
+	if (__atomic_fetch_add(srv->ctx->tcp_open, 1, __ATOMIC_RELAXED) <
+	    cap || at_cap(srv, fd, cap) == 0)
+		return 0;
+	(void)__atomic_fetch_sub(srv->ctx->tcp_open, 1, __ATOMIC_RELAXED);
+	return -1;
 }
 
 static void
@@ -384,18 +403,14 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 		close(fd);
 		return;
 	}
-	/* tcp-clients bounds the worker, across all its listeners. */
-	if (srv->ctx->metrics.tcp_open >= conf->tcp_clients &&
-	    at_cap(srv, fd, conf->tcp_clients) == -1)
+	if (take_slot(srv, fd) == -1)
 		return;
-	if ((c = calloc(1, sizeof(*c))) == NULL) {
-		srv->ctx->metrics.tcp_refused++;
-		close(fd);
-		return;
-	}
-	c->bev = bufferevent_socket_new(srv->ctx->base, fd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	if (c->bev == NULL) {
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->bev = bufferevent_socket_new(srv->ctx->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		metrics_add(&srv->ctx->metrics.tcp_refused, 1);
+		(void)__atomic_fetch_sub(srv->ctx->tcp_open, 1,
+		    __ATOMIC_RELAXED);
 		close(fd);
 		free(c);
 		return;
@@ -404,8 +419,8 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	c->srv = srv;
 	c->refs = 1;
 	TAILQ_INSERT_TAIL(&srv->ctx->tcp_conns, c, entry);
-	srv->ctx->metrics.tcp_open++;
-	srv->ctx->metrics.tcp_accepted++;
+	metrics_add(&srv->ctx->metrics.tcp_open, 1);
+	metrics_add(&srv->ctx->metrics.tcp_accepted, 1);
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
 	conn_deadline(c, 0);
 	bufferevent_enable(c->bev, EV_READ);

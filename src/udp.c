@@ -167,7 +167,7 @@ handle_datagram(struct udp_server *u, size_t i, uint64_t now, size_t *nout)
 	size_t len;
 
 	if (mh->msg_flags & MSG_TRUNC) {
-		u->ctx->metrics.dropped++;
+		metrics_add(&u->ctx->metrics.dropped, 1);
 		return;
 	}
 	memset(c, 0, sizeof(*c));

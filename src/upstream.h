@@ -76,10 +76,13 @@
 /*
  * What one upstream did for one forward zone (metrics labels). Each is
  * allocated on its own and never moves: attempts in flight count into it
- * by address.
+ * by address, from every worker thread at once, so each counter is added
+ * to with metrics_add_shared and read with metrics_read.
  */
 struct upstream_stats {
-	struct upstream_stats	*next;		/* the upstream's next zone */
+	struct upstream_stats	*next;		/* the upstream's next zone:
+						 * read with
+						 * upstream_stats_next */
 	char			*zone;		/* owned, "corp.example." */
 	uint64_t		 queries;	/* sent, UDP and TCP */
 	uint64_t		 answers;	/* usable answers */
@@ -94,8 +97,13 @@ struct upstream_stats {
 /*
  * The upstreams of the process, created by main: zone tables take their
  * upstreams from it, probes ask it whether any is down, reports list it.
- * Nothing here locks: with worker threads, whoever shares it serialises
- * the calls that change it.
+ * Every worker thread uses the same upstreams: once shared
+ * (upstream_registry_share), the state of each, the registry's list and
+ * its running loop probes are guarded by one lock of the registry, taken
+ * inside this file's functions only. Outside this file, only addr, name
+ * and reg of a struct upstream are read directly (they never change);
+ * the rest through functions (upstream_view), except by single-threaded
+ * unit tests.
  */
 struct upstream_registry;
 
@@ -134,6 +142,18 @@ struct upstream {
 	struct upstream	*next;		/* registry chain */
 };
 
+/* An upstream's state at one instant, for reports (upstream_view). */
+struct upstream_view {
+	const struct upstream	*u;	/* its name and address */
+	int			 down;
+	int			 loop;
+	int			 no_edns;
+	uint32_t		 fails;	/* consecutive failures */
+	struct rtt		 rtt;
+	const struct upstream_stats *stats; /* first of its list: walk it
+					 * with upstream_stats_next */
+};
+
 /*
  * upstream_registry_new: an empty registry whose upstreams' retransmission
  * timeouts stay within [min_ms, max_ms] (config upstream-timeout). Free it
@@ -141,6 +161,13 @@ struct upstream {
  */
 struct upstream_registry *upstream_registry_new(uint32_t min_ms,
 	    uint32_t max_ms);
+
+/*
+ * upstream_registry_share: from now on reg is used by several threads:
+ * its functions take its lock. Before the threads start; a registry used
+ * by one thread takes none.
+ */
+void	upstream_registry_share(struct upstream_registry *reg);
 
 /*
  * upstream_registry_free: free reg, once every upstream got from it has
@@ -180,9 +207,24 @@ void	upstream_reconfigure(struct upstream_registry *reg, uint32_t min_ms,
 struct upstream_stats *upstream_stats_for(struct upstream *u,
 	    const char *zone);
 
-/* upstream_first: the first upstream of reg (next with u->next), or NULL
- * if it has none; in no particular order. For reports. */
-struct upstream *upstream_first(const struct upstream_registry *reg);
+/* upstream_stats_next: the counters after st in its upstream's list, or
+ * NULL; safe while another thread appends to the list. */
+const struct upstream_stats *upstream_stats_next(
+	    const struct upstream_stats *st);
+
+/* upstream_view: u's state now, copied into *v at one instant. */
+void	upstream_view(const struct upstream *u, struct upstream_view *v);
+
+/*
+ * upstream_each: call fn(v, arg) with the state of every upstream of reg,
+ * in no particular order, with reg's lock held: fn must not call this
+ * file's functions. For reports.
+ */
+void	upstream_each(struct upstream_registry *reg,
+	    void (*fn)(const struct upstream_view *v, void *arg), void *arg);
+
+/* upstream_up: 1 if u is up and not a loop, else 0. */
+int	upstream_up(const struct upstream *u);
 
 /* upstream_rto: the timeout to use for the next query to u, in ms: its
  * RTO (RFC 6298 §2), within the registry's bounds. */
@@ -296,6 +338,12 @@ void	upstream_budget_stats(struct upstream_registry *reg, uint64_t now,
 int	upstream_any_down(const struct upstream_registry *reg);
 
 /*
+ * upstream_echoes_case: 1 if 0x20 may be used with u (it was not seen
+ * changing the case of questions), else 0.
+ */
+int	upstream_echoes_case(const struct upstream *u);
+
+/*
  * upstream_no_case: u answered with the question's case changed, so 0x20
  * (draft-vixie-dnsext-dns0x20) cannot be used with it until it is freed
  * (logged once per upstream).
@@ -321,6 +369,43 @@ void	upstream_no_edns(struct upstream *u, uint64_t now);
 /* upstream_loop: u sent our own query back to us: never use it again
  * until reload (logged as an error, not fatal). */
 void	upstream_loop(struct upstream *u);
+
+/*
+ * upstream_loop_unchecked: 1, once, if u has not been checked for a loop
+ * since start or reload (it is then marked checked); else 0. Of threads
+ * asking at once, one gets 1.
+ */
+int	upstream_loop_unchecked(struct upstream *u);
+
+/*
+ * upstream_loop_probe_start: a loop probe asking qname (uncompressed wire,
+ * folded, qname_len octets, copied) of u is running: until
+ * upstream_loop_probe_end, a client query for that name, in any case, is
+ * that probe come back (upstream_loop_probe_seen), whichever thread's
+ * listener it reaches. Returns 0, or -1 if out of memory (not recorded).
+ */
+int	upstream_loop_probe_start(struct upstream *u, const uint8_t *qname,
+	    size_t qname_len);
+
+/* upstream_loop_probe_end: that probe ended (a no-op if not recorded). */
+void	upstream_loop_probe_end(struct upstream *u, const uint8_t *qname,
+	    size_t qname_len);
+
+/*
+ * upstream_loop_probe_seen: 1 if a client asks qname (uncompressed wire,
+ * any case, qname_len octets), the name of a loop probe of reg still
+ * running: its upstream is marked a loop (upstream_loop). Else 0, at the
+ * cost of one relaxed load while no loop probe runs: every query asks.
+ */
+int	upstream_loop_probe_seen(struct upstream_registry *reg,
+	    const uint8_t *qname, size_t qname_len);
+
+/*
+ * upstream_failed_question: the latest question u failed (upstream.h's
+ * failed_q) into *q; 1 if there is one, 0 if none.
+ */
+int	upstream_failed_question(const struct upstream *u,
+	    struct msg_question *q);
 
 /*
  * upstream_order: write into out (room for n) the upstreams of pool (n of

@@ -139,15 +139,33 @@ zone_table_registry(const struct zone_table *t)
 struct zone_table *
 zone_table_ref(struct zone_table *t)
 {
-	t->refs++;
+	(void)__atomic_fetch_add(&t->refs, 1, __ATOMIC_RELAXED);
 	return t;
 }
 
 void
 zone_table_unref(struct zone_table *t)
 {
-	if (t != NULL && --t->refs == 0)
+	/* Release, and acquire by the last: all uses before the free. */
+	if (t != NULL && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) ==
+	    0)
 		zone_table_free(t);
+}
+
+int
+zone_spend(struct zone *z)
+{
+	if (__atomic_add_fetch(&z->inflight, 1, __ATOMIC_RELAXED) <=
+	    z->max_inflight)
+		return 1;
+	zone_refund(z);
+	return 0;
+}
+
+void
+zone_refund(struct zone *z)
+{
+	(void)__atomic_fetch_sub(&z->inflight, 1, __ATOMIC_RELAXED);
 }
 
 /* The closest enclosing zone of the name at qname + off, or NULL. Inline:

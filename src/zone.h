@@ -1,7 +1,8 @@
 /*
  * zone.h: forward zones: the closest enclosing zone of a qname and the
- * upstreams it forwards to. A table is immutable once built and shared
- * by reference; reload builds a new one and swaps the pointer.
+ * upstreams it forwards to. A table is immutable once built (but for each
+ * zone's count of fetches, an atomic) and shared by reference, by every
+ * worker thread; reload builds a new one and swaps the pointer.
  */
 #ifndef DNSDAMPER_ZONE_H
 #define DNSDAMPER_ZONE_H
@@ -22,7 +23,8 @@ struct zone {
 	size_t			 n_upstreams;
 	enum config_policy	 policy;
 	uint32_t		 max_inflight;	/* its budget of fetches */
-	uint32_t		 inflight;	/* its fetches running now */
+	uint32_t		 inflight;	/* its fetches running now, in
+						 * every worker: zone_spend */
 };
 
 struct zone_table;
@@ -41,8 +43,9 @@ struct zone_table *zone_table_new(struct upstream_registry *reg,
 /* zone_table_registry: the registry t's upstreams come from (borrowed). */
 struct upstream_registry *zone_table_registry(const struct zone_table *t);
 
-/* zone_table_ref / zone_table_unref: share a table; the last unref frees
- * it and drops its references to its upstreams. unref(NULL) is fine. */
+/* zone_table_ref / zone_table_unref: share a table (between threads too:
+ * the count is atomic); the last unref frees it and drops its references
+ * to its upstreams. unref(NULL) is fine. */
 struct zone_table *zone_table_ref(struct zone_table *t);
 void	zone_table_unref(struct zone_table *t);
 
@@ -68,6 +71,14 @@ int	zone_name_to_wire(const char *str, uint8_t *out, size_t *len);
  */
 struct zone *zone_find(const struct zone_table *t, const uint8_t *qname,
 	    size_t qname_len, uint16_t qtype);
+
+/*
+ * zone_spend: take one fetch of z's budget: 1 if there was one left (the
+ * fetch then gives it back with zone_refund), 0 if max_inflight fetches
+ * of z run already. Atomic: every worker spends the same budget.
+ */
+int	zone_spend(struct zone *z);
+void	zone_refund(struct zone *z);
 
 /* zone_uses: 1 if z forwards to upstream u (the same object), else 0. */
 int	zone_uses(const struct zone *z, const struct upstream *u);

@@ -44,7 +44,7 @@ from dnstest.sdnotify import NotifySocket, wrapper
 UNIT = "dnsdamper.service"
 UNIT_PATH = Path("/lib/systemd/system") / UNIT
 WANTS = Path("/etc/systemd/system/multi-user.target.wants") / UNIT
-FDNAME = "dnsdamper-listen"
+FDNAME = "dnsdamper-listen"     # the stored sockets' names: FDNAME/WORKER/...
 SERVICE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 SHIM = """#!/usr/bin/python3
@@ -100,6 +100,7 @@ class EmulatedManager:
         self.proc = None         # the main process
         self.starts = []         # (pid, log path) of each main process
         self.fds = []            # the fd store
+        self.fdnames = []        # their names, in order
         self.uid = _free_uid()
         self.notify = NotifySocket(self.work / "notify.sock")
         # anyone may write to it, as to systemd's /run/systemd/notify
@@ -222,7 +223,7 @@ class EmulatedManager:
         fds = self.fds
         if fds:
             env["LISTEN_FDS"] = str(len(fds))
-            env["LISTEN_FDNAMES"] = ":".join([FDNAME] * len(fds))
+            env["LISTEN_FDNAMES"] = ":".join(self.fdnames)
         argv = sandbox + wrapper(pid_env=["LISTEN_PID", "WATCHDOG_PID"],
                                  fds=fds) + shlex.split(
                                      settings["ExecStart"][-1])
@@ -246,17 +247,25 @@ class EmulatedManager:
             self.notify.drain(0.05)
 
     def _take_fds(self, pid):
-        """The fd store, once the daemon at pid has stored its sockets:
-        FDSTOREREMOVE=1 of the name first, then FDSTORE=1 with them."""
-        m = self._message(lambda m: m.pid == pid and
-                          m.get("FDSTORE") == "1", f"FDSTORE=1 from {pid}")
-        assert m.get("FDNAME") == FDNAME, m
+        """The fd store, once the daemon at pid has stored its sockets
+        (before its READY=1): FDSTOREREMOVE=1 of the old names first,
+        then FDSTORE=1 for each, one socket a message, named
+        FDNAME/WORKER/PROTO/ADDRESS."""
+        ready = self._message(lambda m: m.pid == pid and
+                              m.get("READY") == "1", f"READY=1 from {pid}")
+        before = self.notify.messages[:self.notify.messages.index(ready)]
+        stored = [m for m in before
+                  if m.pid == pid and m.get("FDSTORE") == "1"]
+        assert stored, f"no FDSTORE=1 from {pid} before READY=1"
+        for m in stored:
+            assert (m.get("FDNAME") or "").startswith(FDNAME + "/") and \
+                len(m.fds) == 1, m
         assert any(n.pid == pid and n.get("FDSTOREREMOVE") == "1"
-                   for n in self.notify.messages[
-                       :self.notify.messages.index(m)]), \
+                   for n in before[:before.index(stored[0])]), \
             "FDSTORE=1 without FDSTOREREMOVE=1 before it"
         old = self.fds
-        self.fds = self.notify.take(m)
+        self.fds = [self.notify.take(m)[0] for m in stored]
+        self.fdnames = [m.get("FDNAME") for m in stored]
         for fd in old:
             os.close(fd)
 
@@ -277,6 +286,7 @@ class EmulatedManager:
         for fd in self.fds:
             os.close(fd)
         self.fds = []
+        self.fdnames = []
         for v in unit_settings().get("RuntimeDirectory", []):
             for name in v.split():
                 subprocess.run(["rm", "-rf", f"/run/{name}"], check=True)
@@ -293,6 +303,7 @@ class EmulatedManager:
         for fd in self.fds:
             os.close(fd)
         self.fds = []
+        self.fdnames = []
         self.server.close()
         self.notify.close()
 

@@ -29,7 +29,7 @@ import pytest
 
 from dnstest import proc, query
 from dnstest.deadline import deadline
-from dnstest.daemon import Dnsdamper, Forward
+from dnstest.daemon import VALGRIND, Dnsdamper, Forward
 from dnstest.named import BindServer
 from dnstest.upstream import Blackhole, Recorder
 
@@ -210,6 +210,9 @@ def dnsdamper(tmp_path, request):
         _add_source(request, f"dnsdamper{len(daemons) - 1} stderr", d.stderr)
         _add_source(request, f"dnsdamper{len(daemons) - 1} config",
                     d.conf_path.read_text)
+        if VALGRIND:
+            _add_source(request, f"dnsdamper{len(daemons) - 1} valgrind",
+                        d.valgrind_log)
         return d.start() if start else d
 
     yield make
@@ -227,9 +230,13 @@ def dnsdamper(tmp_path, request):
                             f"5s and was killed")
         elif status != 0:
             # a clean stop exits 0; the sanitizer build exits non-zero on
-            # a leak or a memory error found on the way out
+            # a leak or a memory error found on the way out, and so does
+            # valgrind (VALGRIND_STATUS)
             problems.append(f"dnsdamper{i} exited with status {status} on "
                             f"SIGTERM")
+            if VALGRIND:
+                problems.append(f"--- dnsdamper{i} valgrind:\n"
+                                f"{d.valgrind_log()}")
     if problems:
         pytest.fail("\n".join(problems) + "\n" + "\n".join(
             f"--- dnsdamper{i} stderr:\n{d.stderr()}"

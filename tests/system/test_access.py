@@ -6,11 +6,17 @@ and `ratelimit-size`, and the minimal answer to ANY over UDP (RFC 8482
 Only loopback may be a target, so "another client" is a socket bound to
 127.0.0.2 (OTHER) talking to the daemon on 127.0.0.1: a loopback address
 that the test's `allow` or `exempt-clients` leaves out. Listening beyond
-loopback is only ever checked with `dnsdamper -t`, never started."""
+loopback is checked with `dnsdamper -t`, and started only in a network
+namespace of its own, where every address is its loopback alone."""
 
+import os
 import re
+import shutil
 import socket
+import subprocess
 import time
+
+import pytest
 
 import dns.flags
 import dns.message
@@ -105,6 +111,38 @@ def test_listen_beyond_loopback_needs_allow(tmp_path):
                                       "allow 192.0.2.0/24"]) + "\n")
     r = run_check(binary_path(), path)
     assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None
+                    or shutil.which("ip") is None,
+                    reason="a network namespace of its own needs root")
+def test_start_beyond_loopback_needs_allow(tmp_path):
+    """Not only `-t`: the daemon itself, started to listen on 0.0.0.0
+    with no allow, exits non-zero with the same line before it binds
+    anything. It runs in a new network namespace (unshare -n) whose only
+    interface is its loopback, so that even a daemon without the check
+    would listen on loopback alone; such a daemon would run on, and be
+    killed by PID at the timeout."""
+    port = ports.free_port()
+    resolv = tmp_path / "resolv.conf"
+    resolv.write_text("nameserver 127.0.0.1\n")
+    path = tmp_path / "beyond.conf"
+    path.write_text("\n".join([
+        f"resolv-conf {resolv}", "cache-file none", "hosts-file none",
+        f"control {tmp_path / 'control.sock'}",
+        "forward . { upstream 127.0.0.1:9 }",
+        f"listen 0.0.0.0:{port}"]) + "\n")
+    r = subprocess.run(["unshare", "-n", "sh", "-c",
+                        'ip link set lo up && exec "$0" -c "$1"',
+                        str(binary_path()), str(path)],
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=10)
+    want = (f"{path}:6: listen 0.0.0.0:{port} is not a loopback "
+            f"address, but no \"allow\" line admits a client beyond "
+            f"loopback: add \"allow NETWORK/LEN\" for the clients it serves")
+    assert r.returncode != 0, r.stderr
+    assert want in r.stderr.splitlines(), r.stderr
+    assert "listening on" not in r.stderr, r.stderr
 
 
 def test_reload_checks_access(dnsdamper, bind):

@@ -70,7 +70,10 @@ def _sleep_until_wall(fraction, after):
 
 
 @pytest.mark.timeout_s(30)
-def test_restart_restores_entries_aged(dnsdamper, bind, new_bind, tmp_path):
+# saved by one worker thread and restored by two, and the other way round
+@pytest.mark.parametrize("before, after", [(1, 2), (2, 1)])
+def test_restart_restores_entries_aged(dnsdamper, bind, new_bind, tmp_path,
+                                       before, after):
     """Stop, about 2.8 s of wall-clock time, start: the second daemon
     answers kept.ops-cachefile.test and an NXDOMAIN from the file, named
     is not asked, and each TTL is the original less the whole seconds
@@ -85,7 +88,7 @@ def test_restart_restores_entries_aged(dnsdamper, bind, new_bind, tmp_path):
     TTLs a second too high."""
     c = new_bind("cachefile", {ZONE: F_ZONE})
     path = tmp_path / "cache.dump"
-    d1 = _daemon(dnsdamper, bind, c, path)
+    d1 = _daemon(dnsdamper, bind, c, path, [f"threads {before}"])
     assert "warning: cache-file" not in d1.stderr()  # missing: no error
     # stored at N.3 s, saved at (N+1).02, restored at (N+3).85, asked
     # just after: 3.6 s old, of which 2.8 s between save and restore
@@ -105,7 +108,7 @@ def test_restart_restores_entries_aged(dnsdamper, bind, new_bind, tmp_path):
     saved = path.read_bytes()
     _sleep_until_wall(0.85, after=2.0)
     mark = c.mark()
-    d2 = _daemon(dnsdamper, bind, c, path)
+    d2 = _daemon(dnsdamper, bind, c, path, [f"threads {after}"])
     assert _restored(d2, path) == entries
     assert path.read_bytes() == saved, "the file was rewritten when read"
 
@@ -166,6 +169,34 @@ def test_damaged_or_foreign_file_is_ignored(dnsdamper, bind, new_bind,
         assert c.count(f"kept.{ZONE}", since=mark) == 1, kind
         checks.still_serving(d)
         _stop(d)
+
+
+def test_file_larger_than_the_cache_could_write_is_not_read(
+        dnsdamper, bind, new_bind, tmp_path):
+    """A cache of cache-size 64k writes at most twice that in records, a
+    table of at most 65535 forward zones of 1 + 255 + 8 octets each and
+    a header: 2 * 65536 + 65535 * 264 + 1024 = 17,433,336 octets
+    (cachefile.c's file_max). A file of 18,000,000, the start of a good
+    one followed by a hole, is ignored with its own warning, unread: a
+    planted file cannot make the daemon read and hold more than that at
+    start (without the bound it was read whole and found damaged)."""
+    c = new_bind("cachefile", {ZONE: F_ZONE})
+    path = tmp_path / "cache.dump"
+    good = _good_file(dnsdamper, bind, c, path)
+    with open(path, "wb") as f:
+        f.write(good)
+        f.truncate(18_000_000)
+    mark = c.mark()
+    d = _daemon(dnsdamper, bind, c, path, ["cache-size 64k"])
+    assert re.search(rf"warning: cache-file {re.escape(str(path))}: "
+                     r"ignored: larger than a cache of cache-size makes it",
+                     d.stderr()), d.stderr()
+    assert "damaged" not in d.stderr()
+    r = query.udp(d.port, f"kept.{ZONE}")
+    assert query.addresses(r) == {"192.0.2.61"}, r.text()
+    assert c.count(f"kept.{ZONE}", since=mark) == 1
+    checks.still_serving(d)
+    _stop(d)
 
 
 NOBODY = 65534                  # nobody's uid on Debian

@@ -101,6 +101,49 @@ def test_header_line_of_100mb_is_cut_off(dnsdamper, bind, listener):
     checks.still_serving(d)
 
 
+@pytest.mark.timeout_s(60)
+@pytest.mark.parametrize("framing", ["length", "chunked"])
+def test_body_beyond_4kib_is_cut_off(dnsdamper, bind, framing):
+    """A body of 100 MB, announced by Content-Length or sent in chunks
+    of 64 KiB: refused (evhttp answers 413, or 400 for a chunk beyond the
+    bound) and the connection closed after at most what the socket
+    buffers took in, never read into the daemon's memory; POST /flush
+    with it flushes nothing."""
+    d = _daemon(dnsdamper, bind)
+    checks.still_serving(d)
+    cached = [c for _, c in d.control().cache_lines()]
+    assert cached
+    rss0 = _rss(d)
+    s = _connect(d, "control")
+    chunk = b"a" * 65536
+    if framing == "length":
+        s.sendall(b"POST /flush HTTP/1.1\r\nHost: dnsdamper\r\n"
+                  b"Content-Length: %d\r\n\r\n" % FLOOD_MAX)
+        piece = chunk
+    else:
+        s.sendall(b"POST /flush HTTP/1.1\r\nHost: dnsdamper\r\n"
+                  b"Transfer-Encoding: chunked\r\n\r\n")
+        piece = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
+    sent, start, refused = 0, time.monotonic(), False
+    try:
+        while sent < FLOOD_MAX and time.monotonic() - start < FLOOD_SECONDS:
+            s.sendall(piece)
+            sent += len(chunk)
+    except (BrokenPipeError, ConnectionResetError):
+        refused = True
+    grown = _rss(d) - rss0
+    reply = _read_all(s)
+    s.close()
+    assert refused, f"{sent} octets of body taken in " \
+        f"{time.monotonic() - start:.1f} s, RSS +{grown}"
+    assert reply.startswith((b"HTTP/1.1 413 ", b"HTTP/1.1 400 ")), \
+        reply[:200]
+    assert grown < RSS_SLACK, f"RSS grew by {grown} octets"
+    # nothing was flushed
+    assert [c for _, c in d.control().cache_lines()] == cached
+    checks.still_serving(d)
+
+
 @pytest.mark.timeout_s(30)
 @pytest.mark.parametrize("listener", ["metrics", "control"])
 def test_connections_beyond_the_cap_are_refused(dnsdamper, bind, listener):

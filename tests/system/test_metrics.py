@@ -57,6 +57,7 @@ FAMILIES = {
     "dnsdamper_prefetches_total": "counter",
     "dnsdamper_resolutions_total": "counter",
     "dnsdamper_coalesced_queries_total": "counter",
+    "dnsdamper_coalesced_across_workers_total": "counter",
     "dnsdamper_resolutions_inflight": "gauge",
     "dnsdamper_resolutions_over_budget_total": "counter",
     "dnsdamper_waiters_refused_total": "counter",

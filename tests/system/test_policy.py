@@ -14,6 +14,9 @@ staying asked.
            one resolution in 16 to another (exploration)
 """
 
+import socket
+import struct
+
 import dns.rcode
 import pytest
 
@@ -25,11 +28,44 @@ from dnstest.zonetext import zone
 # --- hash -------------------------------------------------------------------
 
 HASH_NAMES = 1000
-# 1000 names over 3 upstreams: 1000 / 3 = 333 each, give or take 15 %
-# (50); the binomial standard deviation is sqrt(1000 * 1/3 * 2/3) = 14.9,
-# so 50 is 3.4 of them.
+# 1000 names over 3 upstreams: 1000 / 3 = 333 each, give or take 100;
+# the binomial standard deviation is sqrt(1000 * 1/3 * 2/3) = 14.9, so
+# 100 is 6.7 of them: a hash that spreads names at random is within it
+# whatever ports the upstreams got. Which upstream each name goes to is
+# worked out exactly below (_rendezvous).
 HASH_EVEN = HASH_NAMES // 3
-HASH_SPREAD = 50
+HASH_SPREAD = 100
+_M64 = (1 << 64) - 1
+
+
+def _fnv1a64(h, data):
+    for b in data:
+        h = ((h ^ b) * 0x100000001b3) & _M64
+    return h
+
+
+def _rendezvous(host, port, qname):
+    """The hash policy's weight of upstream host:port for qname
+    (dnsdamper.conf(5) policy hash: rendezvous hashing, the same on every
+    host): FNV-1a 64 of the IPv4 address and the port in network order,
+    continued over the qname's folded wire form, then SplitMix64's
+    finaliser."""
+    h = _fnv1a64(0xcbf29ce484222325,
+                 socket.inet_aton(host) + struct.pack("!H", port))
+    wire = b"".join(bytes([len(label)]) + label.lower().encode()
+                    for label in qname.rstrip(".").split(".")) + b"\0"
+    h = _fnv1a64(h, wire)
+    h ^= h >> 30
+    h = (h * 0xbf58476d1ce4e5b9) & _M64
+    h ^= h >> 27
+    h = (h * 0x94d049bb133111eb) & _M64
+    return h ^ (h >> 31)
+
+
+def _chosen(recs, qname):
+    """The index of the upstream of recs with the highest weight."""
+    weights = [_rendezvous(r.host, r.port, qname) for r in recs]
+    return weights.index(max(weights))
 
 
 def _who(reply, addrs):
@@ -43,7 +79,8 @@ def _who(reply, addrs):
 def test_hash_sticks_spreads_and_moves_only_the_removed_upstreams_names(
         recorder, dnsdamper, bind):
     """Three upstreams (Recorders answering each with its own address),
-    policy hash: 1000 names spread 333 +- 50 each, 200 of them asked again
+    policy hash: 1000 names, each to the upstream of its highest
+    rendezvous weight, spread 333 +- 100 each, 200 of them asked again
     (in upper case) go where they went before, and once the third
     upstream is removed by a reload, only its names move."""
     addrs = ["192.0.2.1", "192.0.2.2", "192.0.2.3"]
@@ -58,6 +95,9 @@ def test_hash_sticks_spreads_and_moves_only_the_removed_upstreams_names(
     names = [f"h{i}.hash.test" for i in range(HASH_NAMES)]
 
     first = {n: _who(query.udp(d.port, n), addrs) for n in names}
+    # each went to the upstream of the highest weight, worked out here
+    wrong = [n for n in names if first[n] != _chosen(recs, n)]
+    assert not wrong, f"{len(wrong)} names not at their rendezvous upstream"
     # each name went to exactly the upstream that answered it, once
     for i, rec in enumerate(recs):
         asked = sorted(rec.names(qtype="A"))
@@ -86,6 +126,7 @@ def test_hash_sticks_spreads_and_moves_only_the_removed_upstreams_names(
                 f"{n} moved from upstream {first[n]} to {now}"
     assert len(recs[2].log()) == before3, "the removed upstream was asked"
     assert set(moved) <= {0, 1}
+    assert moved == [_chosen(recs[:2], n) for n in names if first[n] == 2]
     # and its names spread over the other two (each gets about half)
     assert min(moved.count(0), moved.count(1)) >= len(moved) // 4, \
         f"moved names went {moved.count(0)} / {moved.count(1)}"

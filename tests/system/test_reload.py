@@ -12,6 +12,7 @@ import re
 import time
 
 import dns.rcode
+import pytest
 
 from dnstest import checks, query
 from dnstest.daemon import Forward
@@ -51,10 +52,14 @@ def _wait_for_routing(d, addr, timeout=5.0):
         time.sleep(0.05)
 
 
+# one worker as before threads, and two, each of which must take the
+# reload before it is said done
+@pytest.mark.parametrize("threads", [1, 2])
 def test_sighup_broken_config_keeps_old_then_good_config_applies(
-        dnsdamper, bind, new_bind):
+        dnsdamper, bind, new_bind, threads):
     b = new_bind("reload-b", {"reload.test": B_ZONE})
-    d = dnsdamper([Forward(".", [bind])])
+    extra = [f"threads {threads}"]
+    d = dnsdamper([Forward(".", [bind])], extra=extra)
     mark_a = bind.mark()
 
     # 1. everything goes to A; `cached` is cached, and so is a name of a
@@ -65,7 +70,8 @@ def test_sighup_broken_config_keeps_old_then_good_config_applies(
 
     # 2. a broken config that would also move reload.test to B: nothing of
     # it may take effect, not even the good lines before the error
-    good = d.config([Forward("reload.test", [b]), Forward(".", [bind])])
+    good = d.config([Forward("reload.test", [b]), Forward(".", [bind])],
+                    extra)
     lines = good.splitlines()
     lines.insert(2, "cache-size lots")          # not a size
     broken_line = 3                              # lines[2] is line 3

@@ -4,14 +4,15 @@ manager.
 sd_notify(3): NOTIFY_SOCKET names a datagram socket of the test's; READY=1
 (with STATUS=) once the listeners are bound, RELOADING=1 with
 MONOTONIC_USEC (CLOCK_MONOTONIC in µs, as Type=notify-reload wants it) then
-READY=1 around a reload, STOPPING=1 at SIGTERM, FDSTORE=1 with
-FDNAME=dnsdamper-listen and the listening sockets attached, WATCHDOG=1
-every WATCHDOG_USEC/2 when sd_watchdog_enabled(3) says so.
+READY=1 around a reload, STOPPING=1 at SIGTERM, FDSTORE=1 for each
+listening socket, attached, with FDNAME=dnsdamper-listen/WORKER/PROTO/ADDR,
+WATCHDOG=1 every WATCHDOG_USEC/2 when sd_watchdog_enabled(3) says so.
 
 sd_listen_fds(3): systemd-socket-activate (Debian package systemd) passes
 sockets as a socket unit would; and the fd store's sockets, given back as
-LISTEN_FDS with LISTEN_FDNAMES=dnsdamper-listen, make a restart keep its
-sockets: what arrived while no daemon ran is answered by the next one.
+LISTEN_FDS with their LISTEN_FDNAMES, make a restart keep its sockets:
+what arrived while no daemon ran is answered by the next one, whatever
+its number of worker threads.
 
 systemd-analyze verify checks the unit files of contrib/systemd.
 """
@@ -77,6 +78,45 @@ def _stopped(d):
     assert (status, killed) == (0, False), d.stderr()
 
 
+def _stored(notify, pid):
+    """The FDSTORE=1 messages daemon pid sent before its READY=1 (it
+    stores its sockets first, one descriptor a message)."""
+    ready = notify.wait_for(lambda m: m.get("READY") == "1" and
+                            m.pid == pid, what="READY=1")
+    before = notify.messages[:notify.messages.index(ready)]
+    stored = [m for m in before if m.get("FDSTORE") == "1" and
+              m.pid == pid]
+    assert all(len(m.fds) == 1 for m in stored), stored
+    return stored
+
+
+def _store_name(worker, kind, port):
+    """FDNAME of worker's socket of kind on 127.0.0.1:port: ':' is not
+    allowed in a name (sd_pid_notify_with_fds(3)), so '_' stands for it."""
+    proto = "udp" if kind == socket.SOCK_DGRAM else "tcp"
+    return f"{FDNAME}/{worker}/{proto}/{ports.LOOPBACK}_{port}"
+
+
+def _take_stored(notify, pid):
+    """The descriptors daemon pid stored, and their names, taken (the
+    caller closes the descriptors)."""
+    stored = _stored(notify, pid)
+    return ([notify.take(m)[0] for m in stored],
+            [m.get("FDNAME") for m in stored])
+
+
+def _restarted(dnsdamper, bind, port, fds, names, env, threads):
+    """A daemon given fds with names as systemd gives the fd store's
+    (LISTEN_FDS, LISTEN_FDNAMES, LISTEN_PID its own), on port, not
+    started."""
+    return dnsdamper(
+        [Forward(".", [bind])], start=False, port=port,
+        extra=[f"threads {threads}"],
+        env={**env, "LISTEN_FDS": str(len(fds)),
+             "LISTEN_FDNAMES": ":".join(names)},
+        wrapper=wrapper(pid_env=["LISTEN_PID"], fds=fds), pass_fds=fds)
+
+
 # --- sd_notify -------------------------------------------------------------
 
 def test_ready_only_after_listeners_with_status(dnsdamper, bind, notify):
@@ -136,28 +176,32 @@ def test_sigterm_notifies_stopping(dnsdamper, bind, notify):
 
 
 def test_fdstore_carries_the_listening_sockets(dnsdamper, bind, notify):
+    """Two workers (the harness's `threads 2`): each its own UDP and TCP
+    socket on the address, SO_REUSEPORT set so that the kernel spreads
+    clients over them, each stored under a name saying whose and what."""
     d = dnsdamper([Forward(".", [bind])], env=notify.env)
-    stored = notify.wait_field("FDSTORE", "1")
-    assert stored.get("FDNAME") == FDNAME, stored
-    # FDSTOREREMOVE=1 of the same name came first, so that a restarted
+    stored = _stored(notify, d.proc.pid)
+    # FDSTOREREMOVE=1 of the old name came first, so that a restarted
     # daemon's sockets replace, not add to, the stored ones
-    remove = notify.messages[:notify.messages.index(stored)]
+    first = notify.messages.index(stored[0])
     assert any(m.get("FDSTOREREMOVE") == "1" and m.get("FDNAME") == FDNAME
-               for m in remove), notify.messages
-    # one UDP and one listening TCP socket, both 127.0.0.1:port
-    kinds = set()
-    for fd in stored.fds:
-        s = socket.socket(fileno=os.dup(fd))
+               for m in notify.messages[:first]), notify.messages
+    names = set()
+    for m in stored:
+        s = socket.socket(fileno=os.dup(m.fds[0]))
         try:
             assert s.getsockname() == (ports.LOOPBACK, d.port)
-            kinds.add(s.type)
+            assert s.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) == 1
             if s.type == socket.SOCK_STREAM:
                 assert s.getsockopt(socket.SOL_SOCKET,
                                     socket.SO_ACCEPTCONN) == 1
+            names.add((m.get("FDNAME"), s.type))
         finally:
             s.close()
-    assert len(stored.fds) == 2 and kinds == {socket.SOCK_DGRAM,
-                                              socket.SOCK_STREAM}, stored
+    # a UDP and a TCP socket for worker 0 and for worker 1
+    assert names == {(_store_name(w, k, d.port), k) for w in (0, 1)
+                     for k in (socket.SOCK_DGRAM, socket.SOCK_STREAM)}, \
+        stored
 
 
 @pytest.mark.timeout_s(30)
@@ -168,8 +212,7 @@ def test_fdstore_restart_keeps_the_sockets(dnsdamper, bind, notify):
     wait in those sockets and are answered by the next daemon, which binds
     nothing itself (the test holds the address: a bind would fail)."""
     first = dnsdamper([Forward(".", [bind])], env=notify.env)
-    stored = notify.wait_field("FDSTORE", "1")
-    fds = notify.take(stored)
+    fds, names = _take_stored(notify, first.proc.pid)
     try:
         _stopped(first)
         notify.wait_field("STOPPING", "1", timeout=1.0)
@@ -183,12 +226,12 @@ def test_fdstore_restart_keeps_the_sockets(dnsdamper, bind, notify):
         t = wire.tcp_connect(first.port)
         t.sendall(wire.frame(q_tcp.to_wire()))
 
-        second = dnsdamper(
-            [Forward(".", [bind])], start=False, port=first.port,
-            env={**notify.env, "LISTEN_FDS": str(len(fds)),
-                 "LISTEN_FDNAMES": ":".join([FDNAME] * len(fds))},
-            wrapper=wrapper(pid_env=["LISTEN_PID"], fds=fds), pass_fds=fds)
+        second = _restarted(dnsdamper, bind, first.port, fds, names,
+                            notify.env, 2)
         second.spawn()
+        # it stores them again, under the same names, for the restart
+        # after (read at once, as systemd does: see the next test)
+        again = _stored(notify, second.proc.pid)
         with u, t:
             u.settimeout(5.0)
             got = u.recv(65535)
@@ -210,12 +253,83 @@ def test_fdstore_restart_keeps_the_sockets(dnsdamper, bind, notify):
         log = second.stderr()
         assert f"listening on 127.0.0.1:{first.port}, UDP, TCP" in log, log
         assert "(socket activation)" not in log, log
-        # and it stores them again for the restart after
-        again = notify.wait_for(lambda m: m.get("FDSTORE") == "1" and
-                                m.pid == second.proc.pid)
-        assert {os.fstat(fd).st_ino for fd in again.fds} == kept
+        assert {os.fstat(m.fds[0]).st_ino for m in again} == kept
+        assert sorted(m.get("FDNAME") for m in again) == sorted(names)
         checks.still_serving(second)
     finally:
+        for fd in fds:
+            os.close(fd)
+
+
+HANDOVER_UDP = 16      # clients asking while no daemon runs
+HANDOVER_TCP = 4
+
+
+@pytest.mark.timeout_s(40)
+@pytest.mark.parametrize("before, after, stored_after", [
+    # two workers' four sockets to one worker: it serves all four (none
+    # is closed: each may hold queries)
+    (2, 1, 4),
+    # to three workers: the four kept, and a UDP and a TCP socket more
+    # bound beside them (SO_REUSEPORT, which the kept ones have)
+    (2, 3, 6),
+    # one worker's two sockets (`threads 1` binds without SO_REUSEPORT,
+    # as before threads) to two workers: none more can be bound beside
+    # them, and the two workers share them
+    (1, 2, 2),
+])
+def test_fdstore_handover_between_thread_counts(dnsdamper, bind, notify,
+                                                before, after,
+                                                stored_after):
+    """A restart as in test_fdstore_restart_keeps_the_sockets with another
+    number of worker threads. Queries sent from 16 source ports and 4 TCP
+    connections made while no daemon runs spread over the kept sockets
+    (the kernel hashes each source to one of them): every one is
+    answered by the next daemon, which holds every kept socket and
+    stores them all again, with those it bound."""
+    first = dnsdamper([Forward(".", [bind])], env=notify.env,
+                      extra=[f"threads {before}"])
+    fds, names = _take_stored(notify, first.proc.pid)
+    assert len(fds) == 2 * before, names
+    udp, tcp = [], []
+    try:
+        _stopped(first)
+        notify.wait_field("STOPPING", "1", timeout=1.0)
+        for i in range(HANDOVER_UDP):
+            u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            udp.append(u)
+            u.connect((ports.LOOPBACK, first.port))
+            u.send(query.make_query("alive.example.test",
+                                    msg_id=0x4e00 + i).to_wire())
+        for i in range(HANDOVER_TCP):
+            t = wire.tcp_connect(first.port)
+            tcp.append(t)
+            t.sendall(wire.frame(query.make_query(
+                "alive.example.test", msg_id=0x4f00 + i).to_wire()))
+        second = _restarted(dnsdamper, bind, first.port, fds, names,
+                            notify.env, after)
+        second.spawn()
+        # read as systemd does at once: sd_notify blocks main's loop, and
+        # the workers on it, while the notify socket's queue is full
+        again = _stored(notify, second.proc.pid)
+        for i, u in enumerate(udp):
+            u.settimeout(5.0)
+            assert wire.parse_header(u.recv(65535)).id == 0x4e00 + i
+        for i, t in enumerate(tcp):
+            got = wire.TcpReader(t).read(5.0)
+            assert got is not None and \
+                wire.parse_header(got).id == 0x4f00 + i
+        kept = {os.fstat(fd).st_ino for fd in fds}
+        assert kept <= proc.socket_inodes(second.proc.pid)
+        assert len(again) == stored_after, again
+        assert kept <= {os.fstat(m.fds[0]).st_ino for m in again}
+        # each named for a worker the second daemon has
+        assert {m.get("FDNAME").split("/")[1] for m in again} <= \
+            {str(w) for w in range(after)}, again
+        checks.still_serving(second)
+    finally:
+        for s_ in udp + tcp:
+            s_.close()
         for fd in fds:
             os.close(fd)
 
@@ -258,7 +372,7 @@ def test_reload_restart_and_upgrade_under_load_lose_nothing(
     forwards = [Forward("rs.test", [ns]), Forward(".", [bind])]
     extra = [f"cache-file {cache_file}"]
     first = dnsdamper(forwards, extra=extra, env=notify.env)
-    fds = notify.take(notify.wait_field("FDSTORE", "1"))
+    fds, names = _take_stored(notify, first.proc.pid)
     try:
         for name, want in RS_NAMES.items():
             assert query.addresses(query.udp(first.port, name)) == want
@@ -280,7 +394,7 @@ def test_reload_restart_and_upgrade_under_load_lose_nothing(
             env, wrap = notify.env, ()
             if handover:
                 env = {**env, "LISTEN_FDS": str(len(fds)),
-                       "LISTEN_FDNAMES": ":".join([FDNAME] * len(fds))}
+                       "LISTEN_FDNAMES": ":".join(names)}
                 wrap = wrapper(pid_env=["LISTEN_PID"], fds=fds)
             else:
                 for fd in fds:
@@ -298,9 +412,7 @@ def test_reload_restart_and_upgrade_under_load_lose_nothing(
             if not handover:
                 # what it stored is held by the notify socket: closed
                 # before the next restart, which must bind anew
-                fds = notify.take(next(
-                    m for m in notify.messages if m.get("FDSTORE") == "1"
-                    and m.pid == running.proc.pid))
+                fds, names = _take_stored(notify, running.proc.pid)
             time.sleep(1.0)
         result = load.stop()
     finally:
@@ -391,13 +503,13 @@ def test_fdstore_sockets_no_longer_listened_on_are_closed(
     """Stored sockets whose address is not a listen address any more are
     closed; the daemon binds its configured address instead."""
     first = dnsdamper([Forward(".", [bind])], env=notify.env)
-    fds = notify.take(notify.wait_field("FDSTORE", "1"))
+    fds, names = _take_stored(notify, first.proc.pid)
     try:
         _stopped(first)
         second = dnsdamper(
             [Forward(".", [bind])], start=False,
             env={"LISTEN_FDS": str(len(fds)),
-                 "LISTEN_FDNAMES": ":".join([FDNAME] * len(fds))},
+                 "LISTEN_FDNAMES": ":".join(names)},
             wrapper=wrapper(pid_env=["LISTEN_PID"], fds=fds), pass_fds=fds)
         assert second.port != first.port
         second.start()

@@ -145,11 +145,14 @@ def test_slot_flood_does_not_lock_out_real_clients(dnsdamper, bind,
     """tcp-clients connections stuck mid-message fill the cap; each real
     client that comes then takes the slot of the one stuck longest, and
     is answered; a connection with a query waiting for its answer is
-    never the one closed."""
+    never the one closed. One worker (`threads 1`): with several, the
+    bound is the process's but each makes room among its own connections,
+    so which one goes depends on where the kernel put each."""
     fp = faultproxy(bind, delay_mean=1500, delay_stddev=0)
     d = dnsdamper([Forward("slow.example.test", [fp]),
                    Forward(".", [bind])],
-                  extra=[f"tcp-clients {CAP}", "tcp-initial-timeout 30s",
+                  extra=["threads 1",
+                         f"tcp-clients {CAP}", "tcp-initial-timeout 30s",
                          "tcp-idle-timeout 30s", "query-timeout 5s",
                          "upstream-timeout 2s 4s"])
     # one connection with a query the slow upstream answers 1.5 s later
@@ -241,6 +244,15 @@ BIG_ZONE = zone(BIG_ORIGIN, 300,
 READERS_NOT = 40                # connections that never read
 QUERIES_EACH = 400              # each sends this many queries, 4 MB asked
 RSS_SLACK = 16 * 2**20          # octets
+# ThreadSanitizer's shadow memory: some 4 octets of it for each octet the
+# daemon touches, kept by the process once used
+TSAN_SHADOW = 5
+
+
+def _under_tsan(d):
+    """True if the daemon is the ThreadSanitizer build (libtsan mapped)."""
+    with open(f"/proc/{d.proc.pid}/maps") as f:
+        return "libtsan" in f.read()
 
 
 def _rss(d):
@@ -290,5 +302,6 @@ def test_clients_that_never_read_hold_little(dnsdamper, bind, new_bind):
     grown = _rss(d) - rss0
     for s, _ in socks:
         s.close()
-    assert grown < RSS_SLACK, f"RSS grew by {grown} octets"
+    slack = RSS_SLACK * (TSAN_SHADOW if _under_tsan(d) else 1)
+    assert grown < slack, f"RSS grew by {grown} octets"
     checks.still_serving(d)

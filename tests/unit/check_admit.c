@@ -87,11 +87,14 @@ query_from(struct admit *a, const char *client, int udp, uint64_t now)
  */
 START_TEST(test_allow)
 {
+	struct ratelimit *rl;
 	struct admit *a;
 	struct addr c = A("127.0.0.2");
 
 	set_nets(&conf.allow.acl, "127.0.0.1/32", NULL);
-	ck_assert_ptr_nonnull(a = admit_new(&conf));
+	ck_assert_ptr_nonnull(rl = ratelimit_new(conf.ratelimit,
+	    conf.ratelimit_slip, conf.ratelimit_size));
+	ck_assert_ptr_nonnull(a = admit_new(rl));
 	ck_assert_int_eq(query_from(a, "127.0.0.1", UDP, 0), ADMIT_SERVE);
 	ck_assert_int_eq(query_from(a, "127.0.0.1", TCP, 0), ADMIT_SERVE);
 	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 0), ADMIT_REFUSE);
@@ -113,6 +116,7 @@ START_TEST(test_allow)
 	    "not in allow: refused a UDP query from 127.0.0.9 (and 3 more "
 	    "since the last such message)\n");
 	admit_free(a);
+	ratelimit_free(rl);
 }
 END_TEST
 
@@ -122,14 +126,17 @@ END_TEST
  */
 START_TEST(test_ratelimit)
 {
-	struct admit *a;
 	struct ratelimit_stats st;
+	struct ratelimit *rl;
+	struct admit *a;
 	int i;
 
 	set_nets(&conf.allow.acl, "127.0.0.0/8", NULL);
 	set_nets(&conf.exempt_clients.acl, "127.0.0.3/32", NULL);
 	conf.ratelimit = 1;
-	ck_assert_ptr_nonnull(a = admit_new(&conf));
+	ck_assert_ptr_nonnull(rl = ratelimit_new(conf.ratelimit,
+	    conf.ratelimit_slip, conf.ratelimit_size));
+	ck_assert_ptr_nonnull(a = admit_new(rl));
 	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 0), ADMIT_SERVE);
 	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 0), ADMIT_DROP);
 	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 0), ADMIT_SLIP);
@@ -148,22 +155,27 @@ START_TEST(test_ratelimit)
 
 	/* A reload: a smaller table forgets; ratelimit 0 turns it off. */
 	conf.ratelimit_size = 5;
-	ck_assert_int_eq(admit_configure(a, &conf), 0);
+	ck_assert_int_eq(ratelimit_configure(rl, conf.ratelimit,
+	    conf.ratelimit_slip, conf.ratelimit_size), 0);
 	admit_stats(a, &st);
 	ck_assert_uint_eq(st.tracked, 0);
 	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 1), ADMIT_SERVE);
 	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 1), ADMIT_DROP);
 	conf.ratelimit = 2;	/* same size: the table stays */
-	ck_assert_int_eq(admit_configure(a, &conf), 0);
+	ck_assert_int_eq(ratelimit_configure(rl, conf.ratelimit,
+	    conf.ratelimit_slip, conf.ratelimit_size), 0);
 	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 1), ADMIT_SLIP);
+	/* Off: the table is not asked (nor does it change). */
 	conf.ratelimit = 0;
-	ck_assert_int_eq(admit_configure(a, &conf), 0);
+	ck_assert_int_eq(ratelimit_configure(rl, conf.ratelimit,
+	    conf.ratelimit_slip, conf.ratelimit_size), 0);
 	for (i = 0; i < 5; i++)
-		ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 1),
+		ck_assert_int_eq(query_from(a, "127.0.0.8", UDP, 1),
 		    ADMIT_SERVE);
 	admit_stats(a, &st);
-	ck_assert_uint_eq(st.tracked, 0);
+	ck_assert_uint_eq(st.tracked, 1);
 	admit_free(a);
+	ratelimit_free(rl);
 }
 END_TEST
 

@@ -1132,6 +1132,7 @@ START_TEST(test_print_canonical)
 	ck_assert_str_eq(testutil_capture_end(&c),
 	    "resolv-conf resolv.conf\n"
 	    "cache-size 1536k\n"
+	    "threads 0\n"
 	    "max-ttl 1d\n"
 	    "min-ttl 2m\n"
 	    "max-negative-ttl 1h\n"

@@ -13,6 +13,7 @@
 #include "cache.h"
 #include "check_main.h"
 #include "fetch.h"
+#include "inflight.h"
 #include "testnet.h"
 #include "testpkt.h"
 #include "upstream.h"
@@ -35,6 +36,7 @@ enum op {
 	OP_OPEN_FAILS,	/* opening a socket fails with errno n (0: works) */
 	OP_UPSTREAM,	/* upstream n's state is up, its failures in a row
 			 * fails */
+	OP_REFRESH,	/* a refresh with no waiter: fetch_join returns n */
 	OP_SOCKET	/* the n-th query sent (from 0) is in state sock */
 };
 
@@ -88,6 +90,10 @@ struct step {
 	enum fetch_outcome	 outcome;	/* OP_DONE */
 	int			 unsent;	/* OP_DONE: no query went out */
 	struct fetch_stats	 st;		/* OP_STATS */
+	int			 worker;	/* OP_ASK, OP_REFRESH, OP_STATS:
+						 * whose (a shared scenario) */
+	int			 own;		/* OP_ASK: fetch even if the
+						 * other worker has the key */
 	enum sock		 sock;		/* OP_SOCKET */
 };
 
@@ -112,6 +118,14 @@ struct step {
 #define QUIET			{ .op = OP_QUIET }
 #define OPEN_FAILS(e)		{ .op = OP_OPEN_FAILS, .n = e }
 #define STATS(...)		{ .op = OP_STATS, .st = { __VA_ARGS__ } }
+#define ASK_AT(wk, nm, result)	{ .op = OP_ASK, .name = nm, .n = result, \
+				    .worker = wk }
+#define ASK_OWN_AT(wk, nm, result) { .op = OP_ASK, .name = nm, \
+				    .n = result, .worker = wk, .own = 1 }
+#define REFRESH_AT(wk, nm, result) { .op = OP_REFRESH, .name = nm, \
+				    .n = result, .worker = wk }
+#define STATS_AT(wk, ...)	{ .op = OP_STATS, .worker = wk, \
+				    .st = { __VA_ARGS__ } }
 #define SOCKET(k, s)		{ .op = OP_SOCKET, .n = k, .sock = s }
 
 struct scenario {
@@ -126,6 +140,12 @@ struct scenario {
 					 * budget_min; else the defaults,
 					 * 10 % and 10 */
 	uint32_t	 budget_min;
+	int		 shared;	/* two workers sharing an in-flight
+					 * index, each told of the other's
+					 * ends at once (the daemon posts
+					 * them to its mailbox) */
+	int		 lost;		/* shared, but worker 1 never told
+					 * (the word lost) */
 	struct step	 steps[MAX_STEPS];
 };
 
@@ -540,6 +560,69 @@ static const struct scenario scenarios[] = {
 		STATS(.started = 1, .over_budget = 1, .inflight = 1),
 		SENT(0, "a.example."),
 	} },
+	/*
+	 * Two workers: a key one of them resolves is not asked again by the
+	 * other, whose queries wait for the word that it has landed (then
+	 * answered from the cache, query.c's business); refreshes there are
+	 * left to it; once it has landed, the key is anyone's.
+	 */
+	{ .what = "a key another worker resolves is not fetched again",
+	  .shared = 1, .steps = {
+		ASK_AT(0, "a.example.", 1),
+		SENT(0, "a.example."),
+		ASK_AT(1, "a.example.", 0),
+		ASK_AT(1, "A.example.", 0),
+		REFRESH_AT(1, "a.example.", 0),
+		QUIET,
+		STATS_AT(1, .coalesced = 2, .across = 2),
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+		DONE("a.example.", FETCH_LANDED, 2),
+		STATS(.started = 1),
+		ASK_AT(1, "a.example.", 1),
+		SENT(0, "a.example."),
+		ASK_AT(0, "a.example.", 0),
+		QUIET,
+		STATS_AT(1, .started = 1, .coalesced = 2, .across = 2,
+		    .inflight = 1),
+	} },
+	{ .what = "a refresh left to the other worker is not told of its end",
+	  .shared = 1, .steps = {
+		REFRESH_AT(0, "a.example.", 1),
+		SENT(0, "a.example."),
+		REFRESH_AT(1, "a.example.", 0),
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 0),
+		QUIET,
+	} },
+	/* query-timeout 2000 ms and FETCH_REMOTE_SLACK 1000 ms */
+	{ .what = "waiters not told of the other's end look at its deadline",
+	  .shared = 1, .lost = 1, .steps = {
+		ASK_AT(0, "a.example.", 1),
+		SENT(0, "a.example."),
+		ASK_AT(1, "a.example.", 0),
+		PASS(400),
+		SENT(1, "a.example."),
+		REPLY(1, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+		PASS(2599),
+		QUIET,
+		PASS(1),
+		DONE("a.example.", FETCH_LANDED, 1),
+	} },
+	{ .what = "a waiter told to fetch on its own does, beside the other",
+	  .shared = 1, .steps = {
+		ASK_AT(0, "a.example.", 1),
+		SENT(0, "a.example."),
+		ASK_OWN_AT(1, "a.example.", 1),
+		SENT(0, "a.example."),
+		/* the latest query, worker 1's; worker 0's goes on */
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+		QUIET,
+		STATS(.started = 1, .inflight = 1),
+		STATS_AT(1, .started = 1),
+	} },
 };
 
 /* The world a scenario runs in. */
@@ -549,6 +632,8 @@ struct world {
 	struct upstream_registry *reg;
 	struct zone_table	*zones;
 	struct fetch_ctx	*ctx;
+	struct fetch_ctx	*ctx2;		/* worker 1, if shared */
+	struct inflight		*index;		/* if shared */
 	struct addr		 ups[2];
 	struct fetch_waiter	 waiters[MAX_WAITERS];
 	size_t			 n_waiters;
@@ -590,6 +675,30 @@ done(struct fetch *f, const struct fetch_result *res, void *arg)
 		d->answered = rr->type == MSG_TYPE_A &&
 		    memcmp(res->r->pkt + rr->rdata_offset, ADDRESS, 4) == 0;
 	}
+}
+
+/* The world of the scenario running: whose clock landed_at reads. */
+static struct world *landing;
+
+/* Worker arg told by the index that a key landed: at once, here. */
+static void
+landed_at(void *arg, const struct cache_key *key)
+{
+	fetch_landed(arg, key, landing->net.now);
+}
+
+/* Both workers share a scenario's index (worker 1's ctx2 is made then). */
+static void
+world_share(struct world *w, const struct fetch_settings *s)
+{
+	landing = w;
+	ck_assert_ptr_nonnull(w->index = inflight_new(2));
+	ck_assert_ptr_nonnull(w->ctx2 = fetch_ctx_new_on(&w->net.t, s, done,
+	    w));
+	fetch_ctx_share(w->ctx, w->index, 0);
+	fetch_ctx_share(w->ctx2, w->index, 1);
+	inflight_notify(w->index, 0, landed_at, w->ctx);
+	inflight_notify(w->index, 1, landed_at, w->ctx2);
 }
 
 static void
@@ -636,6 +745,10 @@ world_new(struct world *w, const struct scenario *sc)
 	/* Loop probes are fetch_loop's business: none here. */
 	for (i = 0; i < fw.n_upstreams; i++)
 		zone_at(w->zones, 0)->upstreams[i]->loop_checked = 1;
+	if (sc->shared)
+		world_share(w, &s);
+	if (sc->lost)
+		inflight_notify(w->index, 1, NULL, NULL);
 }
 
 /* Nothing may stay behind: every timer freed, every socket closed. */
@@ -644,7 +757,13 @@ world_free(struct world *w)
 {
 	size_t i;
 
+	if (w->index != NULL) {
+		inflight_notify(w->index, 0, NULL, NULL);
+		inflight_notify(w->index, 1, NULL, NULL);
+	}
 	fetch_ctx_free(w->ctx);
+	fetch_ctx_free(w->ctx2);
+	inflight_free(w->index);
 	ck_assert_uint_eq(testnet_timers(&w->net), 0);
 	for (i = 0; i < w->net.n_sent; i++)
 		ck_assert(!w->net.sent[i].open);
@@ -664,6 +783,7 @@ client_query(const char *name, struct msg_query *q)
 	testpkt_free(&p);
 }
 
+/* A client of worker st->worker asks (or, with OP_REFRESH, nobody). */
 static void
 ask(struct world *w, const struct step *st)
 {
@@ -677,9 +797,11 @@ ask(struct world *w, const struct step *st)
 	cache_key_make(w->cache, &q.q, 0, 0, &key);
 	ck_assert_ptr_nonnull(z = zone_find(w->zones, key.data,
 	    q.q.qname_len, q.q.qtype));
-	ck_assert_int_eq(fetch_join(w->ctx, &key, &q, w->zones, z, w->net.now,
-	    wt), st->n);
-	if (st->n >= 0)
+	wt->own = st->own;
+	ck_assert_int_eq(fetch_join(st->worker == 1 ? w->ctx2 : w->ctx, &key,
+	    &q, w->zones, z, w->net.now, st->op == OP_REFRESH ? NULL : wt),
+	    st->n);
+	if (st->n >= 0 && st->op == OP_ASK)
 		w->n_waiters++;
 }
 
@@ -850,9 +972,10 @@ stats(struct world *w, const struct step *st)
 {
 	struct fetch_stats fs;
 
-	fetch_stats(w->ctx, &fs);
+	fetch_stats(st->worker == 1 ? w->ctx2 : w->ctx, &fs);
 	ck_assert_uint_eq(fs.started, st->st.started);
 	ck_assert_uint_eq(fs.coalesced, st->st.coalesced);
+	ck_assert_uint_eq(fs.across, st->st.across);
 	ck_assert_uint_eq(fs.over_budget, st->st.over_budget);
 	ck_assert_uint_eq(fs.waiters_refused, st->st.waiters_refused);
 	ck_assert_uint_eq(fs.mismatched, st->st.mismatched);
@@ -873,6 +996,7 @@ START_TEST(scenario)
 	for (st = sc->steps; st->op != OP_END; st++) {
 		switch (st->op) {
 		case OP_ASK:
+		case OP_REFRESH:
 			ask(&w, st);
 			break;
 		case OP_SENT:

@@ -658,6 +658,13 @@ START_TEST(response_bad_records)
 		    "\xc0\0\2\1", 16 },
 		{ "owner pointing forward", "\xc0\x30\0\1\0\1\0\0\0\x3c\0\4"
 		    "\xc0\0\2\1", 16 },
+		/* Offset 11 is ARCOUNT's low octet, 0: read as a name, the
+		 * root; but a client gets another ARCOUNT (our OPT), so
+		 * another name (found by fuzz_response). */
+		{ "owner pointing into the header", "\xc0\x0b\0\1\0\1\0\0"
+		    "\0\x3c\0\4\xc0\0\2\1", 16 },
+		{ "CNAME target pointing into the header", "\xc0\x0c\0\5\0\1"
+		    "\0\0\0\x3c\0\4\1y\xc0\x0b", 16 },
 		{ "A of 3 octets", "\xc0\x0c\0\1\0\1\0\0\0\x3c\0\3"
 		    "\xc0\0\2", 15 },
 		{ "CNAME target past its rdata", "\xc0\x0c\0\5\0\1\0\0\0\x3c"
@@ -675,6 +682,92 @@ START_TEST(response_bad_records)
 		ck_assert_msg(msg_response_parse(pkt, sizeof(head) - 1 +
 		    cases[i].len, &r) == -1, "accepted: %s", cases[i].what);
 	}
+}
+END_TEST
+
+/*
+ * A compression pointer points at a prior occurrence of a name (RFC 1035
+ * §4.1.4), which lies wholly before the pointer, and never through what
+ * an answer to a client changes: a TTL (aged, capped) or the OPT record
+ * (ours instead). Found by fuzz_response: a name read through a TTL
+ * octet 0x2c, a label of 44 octets, ran on past the records into
+ * trailing octets that are not passed on, and clients got an answer
+ * they could not read.
+ */
+START_TEST(response_pointers_to_names_only)
+{
+	/* Header: QR RD RA, 1 question, 2 answers; question www.x. A (the
+	 * name at 12, its label "x" at 16); the first answer at 23:
+	 * www.x. 24690700 A 192.0.2.1, its TTL octets at 29 01 78 c0 0c
+	 * reading as the name "x" + a pointer to 12. */
+	static const uint8_t head[] = "\x12\x34\x81\x80\0\1\0\2\0\0\0\0"
+	    "\3www\1x\0\0\1\0\1"
+	    "\xc0\x0c\0\1\0\1\x01\x78\xc0\x0c\0\4\xc0\0\2\1";
+	static const struct {
+		const char	*what;
+		const char	*rr;
+		size_t		 len;
+		int		 ok;
+	} cases[] = {
+		{ "owner through the first answer's TTL",
+		    "\xc0\x1d\0\1\0\1\0\0\0\x3c\0\4\xc0\0\2\2", 16, 0 },
+		{ "owner at the question's label x.", "\xc0\x10\0\1\0\1\0\0"
+		    "\0\x3c\0\4\xc0\0\2\2", 16, 1 },
+		{ "CNAME target through the first answer's TTL",
+		    "\xc0\x0c\0\5\0\1\0\0\0\x3c\0\2\xc0\x1d", 14, 0 },
+		/* a pointer to a name that is a pointer is to a name */
+		{ "CNAME target at the first answer's owner, a pointer",
+		    "\xc0\x0c\0\5\0\1\0\0\0\x3c\0\2\xc0\x17", 14, 1 },
+		{ "owner pointing forward",
+		    "\xc0\x2a\0\1\0\1\0\0\0\x3c\0\4\xc0\0\2\2", 16, 0 },
+	};
+	uint8_t pkt[128];
+	struct msg_response r;
+	size_t i, n = sizeof(head) - 1;
+	int ok;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memcpy(pkt, head, n);
+		memcpy(pkt + n, cases[i].rr, cases[i].len);
+		ok = msg_response_parse(pkt, n + cases[i].len, &r) == 0;
+		ck_assert_msg(ok == cases[i].ok, "%s: %s", cases[i].ok ?
+		    "refused" : "accepted", cases[i].what);
+		msg_response_free(&r);
+	}
+}
+END_TEST
+
+/*
+ * A name may point into an earlier record's rdata: glue whose owner
+ * points at the NS target, as servers compress, or into rdata we do not
+ * read as names (named points into a NAPTR's replacement); but what it
+ * points to must end before the pointer, and never run into the
+ * following records.
+ */
+START_TEST(response_pointers_into_rdata)
+{
+	/* Header: QR RD RA, 1 question, 1 authority, 1 additional; question
+	 * x. NS; authority at 19: x. NS ns.x. (rdata at 31: "\2ns" and a
+	 * pointer to 12); additional at 37: owner a pointer to 31. */
+	static const uint8_t ns[] = "\x12\x34\x81\x80\0\1\0\0\0\1\0\1"
+	    "\1x\0\0\2\0\1"
+	    "\xc0\x0c\0\2\0\1\0\0\0\x3c\0\5\2ns\xc0\x0c"
+	    "\xc0\x1f\0\1\0\1\0\0\0\x3c\0\4\xc0\0\2\1";
+	uint8_t pkt[sizeof(ns)];
+	struct msg_response r;
+
+	ck_assert_int_eq(msg_response_parse(ns, sizeof(ns) - 1, &r), 0);
+	msg_response_free(&r);
+	/* The same as type 65280 (private use, opaque): still a name. */
+	memcpy(pkt, ns, sizeof(ns));
+	pkt[21] = 0xff;
+	pkt[22] = 0x00;
+	ck_assert_int_eq(msg_response_parse(pkt, sizeof(ns) - 1, &r), 0);
+	msg_response_free(&r);
+	/* Its rdata "\6ns" + pointer instead: the label of 6 runs past the
+	 * rdata and into the owner that points at it. */
+	pkt[31] = 6;
+	ck_assert_int_eq(msg_response_parse(pkt, sizeof(ns) - 1, &r), -1);
 }
 END_TEST
 
@@ -792,6 +885,8 @@ msg_suite(void)
 	tcase_add_test(tc, classify_negative_and_failures);
 	tcase_add_test(tc, response_malformed);
 	tcase_add_test(tc, response_bad_records);
+	tcase_add_test(tc, response_pointers_to_names_only);
+	tcase_add_test(tc, response_pointers_into_rdata);
 	tcase_add_test(tc, response_not_an_answer);
 	tcase_add_test(tc, response_chain_bound);
 	tcase_add_test(tc, response_question_first);

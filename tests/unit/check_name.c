@@ -83,6 +83,13 @@ START_TEST(pointer_loops)
 	/* A label, then a pointer back into that same label. */
 	ck_assert_int_eq(name_unpack(P("0123456789AB\1a\300\014"), 12, out),
 	    -1);
+	/* A pointer into the header, which holds no name: offset 11 is 0
+	 * here, the root, but a header is rewritten for each client (its
+	 * ID, flags, counts), and the name with it. */
+	ck_assert_int_eq(name_unpack(P("\0\1\201\200\0\1\0\0\0\0\0\0"
+	    "\1x\300\013"), 12, out), -1);
+	ck_assert_int_eq(name_walk(P("\0\1\201\200\0\1\0\0\0\0\0\0"
+	    "\1x\300\0"), 12, NAME_VALIDATE, NULL, &n), -1);
 	/* Skipping does not follow, so it does not see the loop. */
 	ck_assert_int_eq(name_walk(P("0123456789AB\300\014"), 12, NAME_SKIP,
 	    NULL, &n), 14);

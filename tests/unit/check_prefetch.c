@@ -23,6 +23,21 @@ static const struct cache_limits limits = {
 	.stale_refresh_interval = 30
 };
 
+/* The registry the pools' upstreams belong to (their lock's). */
+static struct upstream_registry *reg;
+
+static void
+setup(void)
+{
+	ck_assert_ptr_nonnull(reg = upstream_registry_new(50, 2000));
+}
+
+static void
+teardown(void)
+{
+	upstream_registry_free(reg);
+}
+
 /* A zone forwarding to n upstreams with these RTOs (ms), down if marked. */
 struct pool {
 	struct upstream	 u[4];
@@ -37,6 +52,7 @@ pool_zone(struct pool *pl, const uint32_t *rto, const int *down, size_t n)
 
 	memset(pl, 0, sizeof(*pl));
 	for (i = 0; i < n; i++) {
+		pl->u[i].reg = reg;
 		pl->u[i].rtt.rto = rto[i];
 		pl->u[i].down = down[i];
 		pl->p[i] = &pl->u[i];
@@ -313,6 +329,7 @@ prefetch_suite(void)
 	Suite *s = suite_create("prefetch");
 	TCase *tc = tcase_create("core");
 
+	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, window);
 	tcase_add_test(tc, due_at_exact_instants);
 	tcase_add_test(tc, may_be_due_is_necessary);

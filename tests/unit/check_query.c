@@ -18,6 +18,7 @@
 #include "check_main.h"
 #include "config.h"
 #include "fetch.h"
+#include "inflight.h"
 #include "localbuild.h"
 #include "localzone.h"
 #include "query.h"
@@ -34,9 +35,29 @@ struct answers {
 	unsigned	 sent;		/* answers in all */
 	unsigned	 rcode[MAX_CLIENTS];	/* +1: 0 is "none yet" */
 	int		 held;		/* hold - release */
+	struct cache	*cache;		/* if set, looked at for a.example.
+					 * A at the first answer */
+	enum cache_state at_first;	/* what it held then */
 };
 
 static struct answers got;
+
+/* The state of the cache entry of a.example. A (plain key) at now. */
+static enum cache_state
+cached(struct cache *c, uint64_t now)
+{
+	struct testpkt q = testpkt_query("a.example.", LDNS_RR_TYPE_A,
+	    LDNS_RD, 1232, 0);
+	struct cache_result res;
+	struct cache_key key;
+	struct msg_query mq;
+
+	ck_assert_int_eq(msg_parse_query(q.wire, q.len, &mq), MSG_PARSE_OK);
+	cache_key_make(c, &mq.q, 0, 0, &key);
+	cache_lookup(c, &key, &mq, NULL, now, NULL, 0, &res);
+	testpkt_free(&q);
+	return res.state;
+}
 
 static void
 record_send(const struct client *c, const uint8_t *buf, size_t len)
@@ -48,7 +69,8 @@ record_send(const struct client *c, const uint8_t *buf, size_t len)
 	ck_assert_uint_lt(id, MAX_CLIENTS);
 	ck_assert_msg(got.rcode[id] == 0, "query %u answered twice", id);
 	got.rcode[id] = MSG_RCODE(wire_rd16(buf + 2)) + 1;
-	got.sent++;
+	if (got.sent++ == 0 && got.cache != NULL)
+		got.at_first = cached(got.cache, 0);
 }
 
 static void
@@ -77,6 +99,8 @@ struct world {
 	struct addr		 up;
 	struct addr		 client;	/* 127.0.0.1: allowed */
 	struct upstream_registry *reg;
+	struct ratelimit	*rl;
+	struct inflight		*index;		/* shared: another worker 0 */
 	struct query_ctx	 ctx;
 };
 
@@ -113,7 +137,9 @@ world_new(struct world *w, uint32_t max_waiters)
 	ck_assert_ptr_nonnull(w->ctx.zones = zone_table_new(w->reg,
 	    &w->conf));
 	ck_assert_ptr_nonnull(w->ctx.cache = cache_new(1 << 20, &lim));
-	ck_assert_ptr_nonnull(w->ctx.admit = admit_new(&w->conf));
+	ck_assert_ptr_nonnull(w->rl = ratelimit_new(w->conf.ratelimit,
+	    w->conf.ratelimit_slip, w->conf.ratelimit_size));
+	ck_assert_ptr_nonnull(w->ctx.admit = admit_new(w->rl));
 	ck_assert_ptr_nonnull(w->ctx.local = localbuild_table(&w->conf));
 	ck_assert_ptr_nonnull(w->ctx.fetches = fetch_ctx_new_on(&w->net.t,
 	    &s, query_fetch_done, &w->ctx));
@@ -122,16 +148,55 @@ world_new(struct world *w, uint32_t max_waiters)
 	zone_at(w->ctx.zones, 0)->upstreams[0]->loop_checked = 1;
 }
 
+/* Told by the index that a key landed: at once (the daemon posts it). */
+static void
+landed(void *arg, const struct cache_key *key)
+{
+	struct world *w = arg;
+
+	fetch_landed(w->ctx.fetches, key, w->net.now);
+}
+
+/* The world's ctx is worker 1 of two, whose worker 0 the test plays. */
+static void
+world_share(struct world *w)
+{
+	ck_assert_ptr_nonnull(w->index = inflight_new(2));
+	fetch_ctx_share(w->ctx.fetches, w->index, 1);
+	inflight_notify(w->index, 1, landed, w);
+	w->ctx.cache_shared = 1;
+}
+
+/* The key of a.example. A, as ask() asks it. */
+static struct cache_key
+a_key(struct world *w)
+{
+	struct testpkt q = testpkt_query("a.example.", LDNS_RR_TYPE_A,
+	    LDNS_RD, 1232, 0);
+	struct cache_key key;
+	struct msg_query mq;
+
+	ck_assert_int_eq(msg_parse_query(q.wire, q.len, &mq), MSG_PARSE_OK);
+	cache_key_make(w->ctx.cache, &mq.q, mq.edns.do_bit,
+	    (mq.flags & MSG_FLAG_CD) != 0, &key);
+	testpkt_free(&q);
+	return key;
+}
+
 static void
 world_free(struct world *w)
 {
+	if (w->index != NULL)
+		inflight_notify(w->index, 1, NULL, NULL);
 	fetch_ctx_free(w->ctx.fetches);
+	inflight_free(w->index);
 	query_cancel(&w->ctx);
 	ck_assert_int_eq(got.held, 0);
 	zone_table_unref(w->ctx.zones);
 	upstream_registry_free(w->reg);
 	cache_free(w->ctx.cache);
 	admit_free(w->ctx.admit);
+	ratelimit_free(w->rl);
 	localzone_table_unref(w->ctx.local);
 	event_base_free(w->ctx.base);
 	w->conf.forwards = NULL;	/* not the config's to free */
@@ -400,6 +465,109 @@ START_TEST(stale_ends_with_any_answer)
 }
 END_TEST
 
+/*
+ * With other workers on the cache, the answer is in it before the first
+ * waiter is sent it (so that none of theirs misses what one of ours has);
+ * alone, a worker stores it after answering, from the same entry.
+ */
+START_TEST(stored_before_answered_when_shared)
+{
+	struct world w;
+	unsigned rcode;
+	int shared;
+
+	for (shared = 0; shared <= 1; shared++) {
+		world_new(&w, 1000);
+		w.ctx.cache_shared = shared;
+		got.cache = w.ctx.cache;
+		got.at_first = CACHE_ABSENT;
+		ck_assert_int_eq(ask(&w, 1, &rcode), QUERY_PENDING);
+		upstream_answers(&w);
+		ck_assert_uint_eq(got.sent, 1);
+		ck_assert_int_eq(got.at_first, shared ? CACHE_FRESH :
+		    CACHE_ABSENT);
+		ck_assert_int_eq(cached(w.ctx.cache, w.net.now), CACHE_FRESH);
+		got.cache = NULL;
+		world_free(&w);
+	}
+}
+END_TEST
+
+/*
+ * A world of two workers where worker 0 (the test) has claimed a.example.
+ * A and our clients 0..4 ask it: they wait, nothing is sent. Its key.
+ */
+static struct cache_key
+parked(struct world *w)
+{
+	struct cache_key key;
+	unsigned rcode, i;
+
+	world_new(w, 1000);
+	world_share(w);
+	key = a_key(w);
+	ck_assert_int_eq(inflight_claim(w->index, &key, 0, 1, w->net.now),
+	    INFLIGHT_OWNER);
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(ask(w, (uint16_t)i, &rcode), QUERY_PENDING);
+	ck_assert_uint_eq(w->net.n_sent, 0);
+	ck_assert_uint_eq(got.sent, 0);
+	return key;
+}
+
+/*
+ * Worker 0 (the test) resolves a.example.: our clients do not ask the
+ * upstream, they wait; when worker 0 has stored the answer and released
+ * the key, each is answered from the cache, NOERROR.
+ */
+START_TEST(waiters_of_another_worker_answered_from_the_cache)
+{
+	struct testpkt t = testpkt_response("a.example.", LDNS_RR_TYPE_A, 0,
+	    1232, "an|a.example. 300 IN A 192.0.2.1", NULL);
+	struct cache_entry *e;
+	struct msg_response r;
+	struct cache_key key;
+	struct world w;
+	unsigned i;
+
+	key = parked(&w);
+	/* worker 0's answer, stored as its query_fetch_done would */
+	ck_assert_int_eq(msg_response_parse(t.wire, t.len, &r), 0);
+	ck_assert_ptr_nonnull(e = cache_entry_new(w.ctx.cache, &r, w.net.now));
+	ck_assert_int_eq(cache_insert(w.ctx.cache, &key, e), 0);
+	msg_response_free(&r);
+	testpkt_free(&t);
+	inflight_release(w.index, &key, 0);
+	ck_assert_uint_eq(got.sent, 5);
+	for (i = 0; i < 5; i++)
+		ck_assert_uint_eq(got.rcode[i], MSG_RCODE_NOERROR + 1);
+	ck_assert_uint_eq(w.net.n_sent, 0);
+	world_free(&w);
+}
+END_TEST
+
+/*
+ * Worker 0's resolution left nothing in the cache (an answer not to be
+ * stored, or no query sent): our waiters are resolved here, once, with
+ * one upstream query for all of them.
+ */
+START_TEST(waiters_of_another_worker_resolved_here_if_nothing_landed)
+{
+	struct cache_key key;
+	struct world w;
+	unsigned i;
+
+	key = parked(&w);
+	inflight_release(w.index, &key, 0);
+	ck_assert_uint_eq(got.sent, 0);
+	upstream_answers(&w);			/* the one query sent */
+	ck_assert_uint_eq(got.sent, 5);
+	for (i = 0; i < 5; i++)
+		ck_assert_uint_eq(got.rcode[i], MSG_RCODE_NOERROR + 1);
+	world_free(&w);
+}
+END_TEST
+
 static Suite *
 query_suite(void)
 {
@@ -411,6 +579,10 @@ query_suite(void)
 	tcase_add_test(tc, max_waiters_servfail_at_once);
 	tcase_add_test(tc, cached_failure_ends_with_any_answer);
 	tcase_add_test(tc, stale_ends_with_any_answer);
+	tcase_add_test(tc, stored_before_answered_when_shared);
+	tcase_add_test(tc, waiters_of_another_worker_answered_from_the_cache);
+	tcase_add_test(tc,
+	    waiters_of_another_worker_resolved_here_if_nothing_landed);
 	suite_add_tcase(s, tc);
 	return s;
 }

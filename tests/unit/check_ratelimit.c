@@ -71,9 +71,9 @@ START_TEST(test_slip_ends)
 
 	ck_assert_ptr_nonnull(rl = ratelimit_new(1, 0, 10));
 	EXPECT(rl, "192.0.2.1", 0, P, D, D, D, D);
-	ratelimit_set(rl, 1, 1);
+	(void)ratelimit_configure(rl, 1, 1, 10);
 	EXPECT(rl, "192.0.2.1", 0, S, S, S);
-	ratelimit_set(rl, 1, 3);
+	(void)ratelimit_configure(rl, 1, 3, 10);
 	EXPECT(rl, "192.0.2.1", 1000, P, D, D, S, D, D, S);
 	ratelimit_free(rl);
 }
@@ -86,7 +86,7 @@ START_TEST(test_rate_lowered)
 
 	ck_assert_ptr_nonnull(rl = ratelimit_new(100, 2, 10));
 	EXPECT(rl, "2001:db8::1", 0, P);	/* 99 left */
-	ratelimit_set(rl, 2, 2);
+	(void)ratelimit_configure(rl, 2, 2, 10);
 	EXPECT(rl, "2001:db8::1", 0, P, P, D, S);
 	/* Refill at the new rate: 2 a second, one per 500 ms. */
 	EXPECT(rl, "2001:db8::1", 500, P, D);

@@ -8,6 +8,32 @@
 #include "check_main.h"
 #include "upstream.h"
 
+/* Collects the upstreams upstream_each shows (all: room for 4). */
+struct collected {
+	const struct upstream	**all;
+	size_t			 n;
+};
+
+static void
+collect(const struct upstream_view *v, void *arg)
+{
+	struct collected *c = arg;
+
+	if (c->all != NULL && c->n < 4)
+		c->all[c->n] = v->u;
+	c->n++;
+}
+
+/* How many upstreams reg has, and (if all is not NULL) which. */
+static size_t
+registered(struct upstream_registry *r, const struct upstream **all)
+{
+	struct collected c = { all, 0 };
+
+	upstream_each(r, collect, &c);
+	return c.n;
+}
+
 static struct addr ups[3];
 static struct upstream_registry *reg;
 
@@ -48,7 +74,7 @@ pool_put(void)
 
 	for (i = 0; i < 3; i++)
 		upstream_unref(pool[i]);
-	ck_assert_ptr_null(upstream_first(reg));
+	ck_assert_uint_eq(registered(reg, NULL), 0);
 	upstream_registry_free(reg);
 }
 
@@ -460,8 +486,9 @@ END_TEST
 
 START_TEST(registry_shares)
 {
-	struct upstream *again, *u;
-	size_t n = 0;
+	const struct upstream *all[4];
+	struct upstream *again;
+	size_t i, n;
 
 	pool_get();
 	/* One object per address, its references counted. */
@@ -469,15 +496,14 @@ START_TEST(registry_shares)
 	ck_assert_uint_eq(pool[0]->refs, 2);
 	upstream_unref(again);
 	ck_assert_uint_eq(pool[0]->refs, 1);
-	for (u = upstream_first(reg); u != NULL; u = u->next) {
-		ck_assert(u == pool[0] || u == pool[1] || u == pool[2]);
-		n++;
-	}
-	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(n = registered(reg, all), 3);
+	for (i = 0; i < n; i++)
+		ck_assert(all[i] == pool[0] || all[i] == pool[1] ||
+		    all[i] == pool[2]);
 	/* The last reference takes it out of the registry. */
 	upstream_unref(pool[1]);
-	for (u = upstream_first(reg); u != NULL; u = u->next)
-		ck_assert_ptr_ne(u, pool[1]);
+	for (i = 0, n = registered(reg, all); i < n; i++)
+		ck_assert_ptr_ne(all[i], pool[1]);
 	ck_assert_ptr_nonnull(pool[1] = upstream_get(reg, &ups[1]));
 	pool_put();
 }
@@ -504,7 +530,7 @@ START_TEST(registries_apart)
 	/* Freeing a down upstream leaves none down. */
 	upstream_unref(u);
 	ck_assert(!upstream_any_down(other));
-	ck_assert_ptr_null(upstream_first(other));
+	ck_assert_uint_eq(registered(other, NULL), 0);
 	upstream_registry_free(other);
 	pool_put();
 }

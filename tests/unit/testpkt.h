@@ -25,7 +25,7 @@ struct testpkt {
  */
 static inline struct testpkt
 testpkt_response(const char *qname, ldns_rr_type qtype, int rcode,
-    uint16_t edns_size, ...)
+    unsigned edns_size, ...)
 {
 	struct testpkt out;
 	ldns_pkt *p;
@@ -51,7 +51,7 @@ testpkt_response(const char *qname, ldns_rr_type qtype, int rcode,
 	}
 	va_end(ap);
 	if (edns_size > 0)
-		ldns_pkt_set_edns_udp_size(p, edns_size);
+		ldns_pkt_set_edns_udp_size(p, (uint16_t)edns_size);
 	ck_assert_int_eq(ldns_pkt2wire(&out.wire, p, &out.len),
 	    LDNS_STATUS_OK);
 	ldns_pkt_free(p);

@@ -35,7 +35,8 @@ from dnstest.sdnotify import wrapper
 from . import usage
 
 LOOPBACK = ports.LOOPBACK
-FDNAME = "dnsdamper-listen"     # the daemon's name for its stored sockets
+FDNAME = "dnsdamper-listen"     # the daemon's stored sockets: this name
+                                # (before threads) or FDNAME/WORKER/...
 
 
 class Contestant:
@@ -341,14 +342,15 @@ class Dnsdamper(Contestant):
         self._spawn(self.argv(), env)
 
     def stored_fds(self):
-        """The notification in which the running process stored its
-        listening sockets, or None."""
+        """The notifications in which the running process stored its
+        listening sockets (one, or one a socket, each with its name), or
+        None."""
         pid = self.proc.pid
-        for m in reversed(self.notify.messages):
-            if m.pid == pid and m.get("FDSTORE") == "1" and \
-                    m.get("FDNAME") == FDNAME:
-                return m
-        return None
+        stored = [m for m in self.notify.messages
+                  if m.pid == pid and m.get("FDSTORE") == "1" and
+                  (m.get("FDNAME") == FDNAME or
+                   (m.get("FDNAME") or "").startswith(FDNAME + "/"))]
+        return stored or None
 
     def restart(self, ready_timeout=10.0):
         """As `systemctl restart` with FileDescriptorStoreMax=: the process
@@ -360,12 +362,16 @@ class Dnsdamper(Contestant):
         stored = None if self.notify is None else self.stored_fds()
         if stored is None:
             return super().restart()
-        fds = self.notify.take(stored)
+        fds, names = [], []
+        for m in stored:
+            taken = self.notify.take(m)
+            fds += taken
+            names += [m.get("FDNAME")] * len(taken)
         try:
             self.stop_for_restart()
             env = {**os.environ, **self.notify.env,
                    "LISTEN_FDS": str(len(fds)),
-                   "LISTEN_FDNAMES": ":".join([FDNAME] * len(fds))}
+                   "LISTEN_FDNAMES": ":".join(names)}
             self._spawn(wrapper(pid_env=["LISTEN_PID"], fds=fds) +
                         self.argv(), env, pass_fds=fds)
         finally:

@@ -6,7 +6,8 @@ reloaded with SIGHUP; stopped with SIGTERM by PID. Every config it gets has
 a `forward .` with explicit loopback upstreams and a resolv-conf that names
 only loopback, so it never reads /etc/resolv.conf nor sends anywhere else,
 and `hosts-file none` unless the test gives hosts-file lines, so that the
-machine's /etc/hosts never answers for a test.
+machine's /etc/hosts never answers for a test. It runs two worker
+threads (`threads 2`) unless the test's lines say otherwise.
 """
 
 import os
@@ -21,6 +22,25 @@ from . import ports, proc, wire
 from .control import Control
 
 _HERE = Path(__file__).resolve().parent
+
+# DNSTEST_VALGRIND set (non-empty): every daemon runs under valgrind's
+# memcheck, which exits VALGRIND_STATUS on any memory error and on any
+# leak at exit (definite, indirect or possible), its report in
+# valgrind.log of the daemon's directory. Everything takes some 20 times
+# longer: start and stop wait VALGRIND_SLOWER times as long.
+VALGRIND = bool(os.environ.get("DNSTEST_VALGRIND"))
+VALGRIND_STATUS = 97
+VALGRIND_SLOWER = 10
+
+
+def valgrind_argv(workdir):
+    """The argv prefix that runs a program under memcheck for
+    DNSTEST_VALGRIND, its report in workdir/valgrind.log."""
+    return ["valgrind", "--quiet", "--leak-check=full",
+            "--show-leak-kinds=definite,indirect,possible",
+            "--errors-for-leak-kinds=definite,indirect,possible",
+            f"--error-exitcode={VALGRIND_STATUS}",
+            f"--log-file={Path(workdir) / 'valgrind.log'}"]
 
 
 def binary_path():
@@ -77,9 +97,13 @@ def config_text(listen_port, forwards, resolv_conf, extra=()):
     # machine's /etc/hosts (the daemon's default), and under root no
     # privilege drop, unless the test says otherwise.
     given = {l.split()[0] for l in extra if l.strip()}
+    # Two worker threads, unless the test says otherwise (`threads 1`
+    # for what one thread alone shows exactly, such as one worker's
+    # eviction order at tcp-clients).
     defaults = [("control", f"control {state / 'control.sock'}"),
                 ("cache-file", "cache-file none"),
-                ("hosts-file", "hosts-file none")]
+                ("hosts-file", "hosts-file none"),
+                ("threads", "threads 2")]
     if os.geteuid() == 0:
         defaults.append(("user", "user root"))
     lines += [line for name, line in defaults if name not in given]
@@ -115,7 +139,9 @@ class Dnsdamper:
         self._port_given = port is not None
         self.port = port if port is not None else ports.free_port()
         self.env = dict(env or {})
-        self.wrapper = list(wrapper)
+        # valgrind last: the wrapper execs it, it runs the daemon
+        self.wrapper = list(wrapper) + (valgrind_argv(self.dir)
+                                        if VALGRIND else [])
         self.pass_fds = tuple(pass_fds)
         self.conf_path = self.dir / "dnsdamper.conf"
         self.log_path = self.dir / "dnsdamper.stderr"
@@ -191,6 +217,8 @@ class Dnsdamper:
             proc.stop(self.proc)
 
     def start(self, timeout=5.0):
+        if VALGRIND:
+            timeout *= VALGRIND_SLOWER
         for attempt in range(3):
             self.spawn()
             try:
@@ -282,7 +310,13 @@ class Dnsdamper:
         (status, killed)."""
         if self.proc is None:
             return None, False
+        if VALGRIND:
+            timeout *= VALGRIND_SLOWER
         return proc.stop(self.proc, signal.SIGTERM, timeout)
+
+    def valgrind_log(self):
+        """What memcheck reported (DNSTEST_VALGRIND), or ""."""
+        return proc.read_log(self.dir / "valgrind.log")
 
     def stderr(self, since=0):
         return proc.read_log(self.log_path, since)
