@@ -222,10 +222,10 @@ fetch_may_send_more(struct fetch *f, uint64_t now)
 }
 
 /*
- * Upstream u has just answered after a run of silent failures or a time
- * down: every other resolution whose latest query to it timed out and is
- * still waiting asks it again at once (within the budget), rather than
- * waiting out its deadline.
+ * Upstream u (NULL: any) has answered after a run of silent failures or
+ * a time down: every other resolution whose latest query to it went out
+ * before that, timed out and still waits asks it again at once (within
+ * the budget), rather than waiting out its deadline.
  */
 static void
 fetch_resume(struct fetch_ctx *ctx, const struct fetch *skip,
@@ -237,15 +237,22 @@ fetch_resume(struct fetch_ctx *ctx, const struct fetch *skip,
 
 	for (i = 0; i < FETCH_BUCKETS; i++)
 		for (g = ctx->buckets[i]; g != NULL; g = g->hnext) {
-			for (a = g->attempts; a != NULL && a->up != u;
-			    a = a->next)
+			for (a = g->attempts; a != NULL && u != NULL &&
+			    a->up != u; a = a->next)
 				;
 			if (g == skip || a == NULL || a->conn == NULL ||
-			    a->tcp || now - a->sent < a->rto)
+			    a->tcp || now - a->sent < a->rto ||
+			    upstream_back_at(a->up) <= a->sent)
 				continue;
 			if (fetch_may_send_more(g, now))
 				(void)fetch_send_to(g, a->idx, now);
 		}
+}
+
+void
+fetch_resume_back(struct fetch_ctx *ctx, uint64_t now)
+{
+	fetch_resume(ctx, NULL, NULL, now);
 }
 
 static void
@@ -254,8 +261,11 @@ attempt_answered(void *arg, struct attempt *a, const struct msg_response *r,
 {
 	struct fetch *f = arg;
 
-	if (upstream_back_at(a->up) == now)
+	if (upstream_back_at(a->up) == now) {
 		fetch_resume(f->ctx, f, a->up, now);
+		if (f->ctx->index != NULL)
+			inflight_resume(f->ctx->index, f->ctx->worker);
+	}
 	fetch_end(f, FETCH_ANSWER, r, now);
 }
 

@@ -183,6 +183,17 @@ void	fetch_landed(struct fetch_ctx *ctx, const struct cache_key *key,
 	    uint64_t now);
 
 /*
+ * fetch_resume_back: the index told this worker that an upstream answered
+ * another worker after a run of silent failures or a time down: every
+ * resolution here whose newest query went out over UDP before its
+ * upstream came back (upstream_back_at) and has waited its RTO asks that
+ * upstream again at now (ms), within the retry and hedge budget, rather
+ * than waiting for its deadline (none went out meanwhile: every upstream
+ * of its zone was down).
+ */
+void	fetch_resume_back(struct fetch_ctx *ctx, uint64_t now);
+
+/*
  * fetch_started: when (ms) the resolution of key (borrowed) now in flight,
  * in this worker or (shared) another, started, or 0 if none is.
  */

@@ -37,7 +37,9 @@ enum op {
 	OP_UPSTREAM,	/* upstream n's state is up, its failures in a row
 			 * fails */
 	OP_REFRESH,	/* a refresh with no waiter: fetch_join returns n */
-	OP_SOCKET	/* the n-th query sent (from 0) is in state sock */
+	OP_SOCKET,	/* the n-th query sent (from 0) is in state sock */
+	OP_BACK		/* upstream n answers another worker (after its
+			 * silence), which tells this one (fetch_resume_back) */
 };
 
 /*
@@ -127,6 +129,7 @@ struct step {
 #define STATS_AT(wk, ...)	{ .op = OP_STATS, .worker = wk, \
 				    .st = { __VA_ARGS__ } }
 #define SOCKET(k, s)		{ .op = OP_SOCKET, .n = k, .sock = s }
+#define BACK(up)		{ .op = OP_BACK, .n = up }
 
 struct scenario {
 	const char	*what;
@@ -306,6 +309,29 @@ static const struct scenario scenarios[] = {
 		SENT(0, "b.example."),
 		REPLY(0, "b.example.", R_ANSWER),
 		DONE("b.example.", FETCH_ANSWER, 1),
+		UPSTREAM(0, .down = 0, .fails = 0),
+		SENT(0, "a.example."),		/* at once, at 3000 ms */
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
+	/*
+	 * The same, but the upstream's return is seen by another worker (an
+	 * answer there, at 3000 ms): told, this one asks again at once too.
+	 */
+	{ .what = "every upstream down: back at another worker: what waits "
+	    "here is asked again at once", .one_upstream = 1,
+	    .query_timeout = 5000, .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		PASS(400),
+		SENT(0, "a.example."),
+		PASS(800),
+		SENT(0, "a.example."),
+		PASS(1600),
+		UPSTREAM(0, .down = 1, .fails = 3),
+		PASS(200),
+		QUIET,
+		BACK(0),
 		UPSTREAM(0, .down = 0, .fails = 0),
 		SENT(0, "a.example."),		/* at once, at 3000 ms */
 		REPLY(0, "a.example.", R_ANSWER),
@@ -1026,6 +1052,11 @@ START_TEST(scenario)
 			break;
 		case OP_SOCKET:
 			socket_is(&w, st);
+			break;
+		case OP_BACK:
+			upstream_answered(zone_at(w.zones, 0)->upstreams[st->n],
+			    10, w.net.now);
+			fetch_resume_back(w.ctx, w.net.now);
 			break;
 		case OP_END:
 			break;
