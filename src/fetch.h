@@ -71,6 +71,8 @@ struct fetch_result {
 	int			 unsent; /* FETCH_FAILED without a query
 					 * sent: out of descriptors here,
 					 * not the upstreams' failure */
+	uint32_t		 waiters; /* clients waiting on it here
+					 * at its end */
 };
 
 /*

@@ -678,6 +678,8 @@ store_first(struct query_ctx *ctx, const struct fetch_result *res,
 	if (!ctx->cache_shared || cache_entry_kind(e) == CACHE_UNCACHEABLE ||
 	    (copy = cache_entry_new(ctx->cache, res->r, res->now)) == NULL)
 		return 0;
+	if (res->waiters > 0)
+		cache_entry_set_asked(copy);
 	(void)cache_insert(ctx->cache, res->key, copy);
 	return 1;
 }
@@ -693,8 +695,11 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 	int stored = 0;
 
 	if (res->outcome == FETCH_ANSWER &&
-	    (e = cache_entry_new(ctx->cache, res->r, res->now)) != NULL)
+	    (e = cache_entry_new(ctx->cache, res->r, res->now)) != NULL) {
+		if (res->waiters > 0)
+			cache_entry_set_asked(e);
 		stored = store_first(ctx, res, e);
+	}
 	else if (res->outcome == FETCH_FAILED && !res->unsent)
 		/* RFC 9520 is about upstreams: no use caching our own lack
 		 * of descriptors. */
@@ -707,8 +712,6 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 	}
 	if (e == NULL)
 		return;
-	if (n > 0)
-		cache_entry_set_asked(e);
 	if (cache_entry_kind(e) == CACHE_POSITIVE)
 		query_srv_targets(ctx, res->r, res->key, res->now);
 	if (stored)
