@@ -54,24 +54,31 @@ attempt_log(const struct attempt *a, const char *what)
 }
 
 /*
- * The upstream failed us: count it, and it counts to being down; except
- * for a loop probe, whose made-up name a healthy upstream may refuse.
+ * The upstream failed us, silently (unreachable) or with an answer that
+ * is a failure: count it, and it counts to being down; except for a loop
+ * probe, whose made-up name a healthy upstream may refuse.
  */
 static void
-count_failure(struct attempt *a, uint64_t now)
+count_failure(struct attempt *a, int answered, uint64_t now)
 {
 	if (!a->aq->health)
 		return;
 	metrics_add_shared(&a->st->failures, 1);
-	upstream_failed(a->up, a->aq->clients_q, now);
+	if (answered)
+		upstream_answered_failure(a->up, a->aq->clients_q, now);
+	else
+		upstream_failed(a->up, a->aq->clients_q, now);
 }
 
-/* a ended without a usable answer: this upstream is out for the fetch. */
+/* a ended without a usable answer: this upstream is out for the fetch,
+ * or asked again if it answered and is the only one left. */
 static void
-attempt_failed(struct attempt *a, const char *why, uint64_t now)
+attempt_failed(struct attempt *a, const char *why, int answered,
+    uint64_t now)
 {
 	attempt_log(a, why);
-	count_failure(a, now);
+	count_failure(a, answered, now);
+	a->answered_failure = answered;
 	attempt_close(a);
 	a->aq->owner->failed(a->aq->arg, a, now);
 }
@@ -79,7 +86,7 @@ attempt_failed(struct attempt *a, const char *why, uint64_t now)
 static void
 attempt_error(void *arg, const char *why, uint64_t now)
 {
-	attempt_failed(arg, why, now);
+	attempt_failed(arg, why, 0, now);
 }
 
 /*
@@ -99,7 +106,7 @@ send_failed(struct attempt *a, uint64_t now)
 
 	attempt_log(a, strerror(err));
 	if (err != EMFILE && err != ENFILE && err != ENOBUFS && err != ENOMEM) {
-		count_failure(a, now);
+		count_failure(a, 0, now);
 		return;
 	}
 	metrics_add(&a->aq->counts->local, 1);
@@ -223,7 +230,7 @@ refuse(struct attempt *a, uint64_t *counter, const char *what, uint64_t now)
 
 	metrics_add(counter, 1);
 	if (a->tcp) {
-		attempt_failed(a, what, now);
+		attempt_failed(a, what, 1, now);
 		return;
 	}
 	snprintf(why, sizeof(why), "ignored %s", what);
@@ -292,7 +299,7 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 	/* Truncated even over TCP: not an answer (RFC 7766 §8). */
 	why = r.flags & MSG_FLAG_TC ? "truncated over TCP" : unusable(a, &r);
 	if (why != NULL)
-		attempt_failed(a, why, now);
+		attempt_failed(a, why, 1, now);
 	else
 		attempt_answered(a, &r, now);
 	msg_response_free(&r);

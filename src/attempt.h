@@ -34,7 +34,8 @@ struct attempt_owner {
 	void	(*answered)(void *arg, struct attempt *a,
 		    const struct msg_response *r, uint64_t now);
 	/* No usable answer will come: the attempt is closed, the failure
-	 * logged and counted. The owner may free the attempt. */
+	 * logged and counted, a->answered_failure set if the upstream did
+	 * answer (with a failure). The owner may free the attempt. */
 	void	(*failed)(void *arg, struct attempt *a, uint64_t now);
 	/* The attempt goes on over TCP, which gets until the deadline. */
 	void	(*tcp)(void *arg, struct attempt *a);
@@ -80,6 +81,9 @@ struct attempt {
 	int			 edns;		/* the query has an OPT */
 	int			 plain_retry;	/* asked again without OPT
 						 * after FORMERR or NOTIMP */
+	int			 answered_failure; /* it ended with an answer
+						 * that is a failure (SERVFAIL,
+						 * REFUSED...), not silence */
 	int			 case_only;	/* the name came back only in
 						 * another case: the upstream's
 						 * doing, or forged */

@@ -48,8 +48,16 @@ struct cache_entry {
 	uint16_t		 additional_offset; /* first additional RR */
 	uint8_t			 kind;		/* enum cache_kind */
 	uint8_t			 bits;		/* KEY_DO, KEY_CD */
+	uint8_t			 flags;		/* ENTRY_ASKED, ... */
+	uint16_t		 jitter;	/* random, drawn when stored:
+						 * low octet the prefetch point,
+						 * high octet the recheck's */
 	uint8_t			 wire[];	/* the message, the offsets */
 };
+
+#define ENTRY_ASKED		1	/* a client asked for it */
+#define ENTRY_AFTER_FAILURE	2	/* it replaced a failure, or an
+					 * entry whose refresh had failed */
 
 /* What an entry costs beyond what it asked malloc for: its chunk header
  * and rounding, about (glibc: 8 octets, and up to 15 to round to 16). */
@@ -361,6 +369,8 @@ entry_make(enum cache_kind kind, const uint8_t *wire, size_t qname_len,
 	if ((e = malloc(entry_alloc_size(len, n))) == NULL)
 		return NULL;
 	e->refresh_failed = 0;
+	e->jitter = (uint16_t)arc4random();
+	e->flags = 0;
 	e->len = (uint16_t)len;
 	e->additional_offset = (uint16_t)len;
 	e->kind = (uint8_t)kind;
@@ -420,6 +430,12 @@ cache_entry_kind(const struct cache_entry *e)
 	return e->kind;
 }
 
+void
+cache_entry_set_asked(struct cache_entry *e)
+{
+	e->flags |= ENTRY_ASKED;
+}
+
 /* e's answer, as msg_write_answer takes it, with rule for its TTLs. */
 static size_t
 entry_write(const struct cache_entry *e, const struct msg_query *q,
@@ -455,6 +471,23 @@ cache_entry_free(struct cache_entry *e)
 	free(e);
 }
 
+/*
+ * A new answer replaces the old, and keeps knowing whether a client asked
+ * for it (for SRV target prefetch) and whether it ends a failure or a
+ * failed refresh (an outage's end: see cache_result.after_failure).
+ */
+static int
+answer_replace(const struct lruhash_node *old, struct lruhash_node *new)
+{
+	const struct cache_entry *o = ENTRY_OF(old);
+	struct cache_entry *n = ENTRY_OF(new);
+
+	n->flags |= o->flags & ENTRY_ASKED;
+	if (o->refresh_failed != 0 || o->kind == CACHE_FAILURE)
+		n->flags |= ENTRY_AFTER_FAILURE;
+	return 1;
+}
+
 int
 cache_insert(struct cache *c, const struct cache_key *key,
     struct cache_entry *e)
@@ -471,13 +504,12 @@ cache_insert(struct cache *c, const struct cache_key *key,
 		return -1;
 	}
 	return lruhash_insert(c->table, key->hash, key->data, key->len,
-	    &e->node, entry_size(e), NULL);
+	    &e->node, entry_size(e), answer_replace);
 }
 
 /* A failure may only displace another failure (RFC 9520 §3.2). */
 static int
-failure_may_replace(const struct lruhash_node *old,
-    const struct lruhash_node *new)
+failure_may_replace(const struct lruhash_node *old, struct lruhash_node *new)
 {
 	(void)new;
 	return ENTRY_OF(old)->kind == CACHE_FAILURE;
@@ -561,6 +593,19 @@ stale_answer(const struct lookup_arg *a, const struct cache_entry *e)
 	return entry_write(e, a->q, &rule, &opts, a->out, a->cap);
 }
 
+/*
+ * RFC 8767 §5's failure recheck timer of e, in ms: stale-refresh-interval
+ * times a factor uniform in [3/4, 5/4), drawn when e was stored, so that
+ * names that failed together are not retried together.
+ */
+static uint64_t
+recheck_ms(const struct cache *c, const struct cache_entry *e)
+{
+	uint64_t ms = (uint64_t)LIM(c, stale_refresh_interval) * 1000;
+
+	return ms * 3 / 4 + (ms / 2 * (e->jitter >> 8) >> 8);
+}
+
 static enum lruhash_verdict
 lookup_visit(struct lruhash_node *n, void *arg)
 {
@@ -576,11 +621,17 @@ lookup_visit(struct lruhash_node *n, void *arg)
 	res->refresh_failed = e->refresh_failed != 0;
 	res->failed_at = e->refresh_failed;
 	res->expired_at = expire;
-	res->may_refresh = e->refresh_failed == 0 || a->now >=
-	    e->refresh_failed + (uint64_t)LIM(a->c, stale_refresh_interval) *
-	    1000;
+	res->may_refresh = e->refresh_failed == 0 ||
+	    a->now >= e->refresh_failed + recheck_ms(a->c, e);
+	res->prefetch_point = (uint16_t)((e->jitter & 0xff) << 8);
+	res->after_failure = (e->flags & ENTRY_AFTER_FAILURE) != 0;
+	/* A client's lookup writes an answer; a peek does not. */
+	if (a->out != NULL)
+		e->flags |= ENTRY_ASKED;
+	res->asked = (e->flags & ENTRY_ASKED) != 0;
 	if (e->kind == CACHE_FAILURE) {
 		res->state = CACHE_FAILED;
+		res->failed_at = e->stored;
 		return LRUHASH_KEEP;
 	}
 	if (a->now < expire) {

@@ -102,6 +102,13 @@ struct cache_entry *cache_entry_new(const struct cache *c,
 enum cache_kind cache_entry_kind(const struct cache_entry *e);
 
 /*
+ * cache_entry_set_asked: a client asked for e's question (it waited for
+ * the fetch that made e); cache_insert keeps that bit across the entries
+ * that replace e, and cache_result.asked reports it.
+ */
+void	cache_entry_set_asked(struct cache_entry *e);
+
+/*
  * cache_entry_answer: write e's answer to q into out (capacity cap) as of
  * now: TTLs decremented by the whole seconds since it was stored, floored
  * at 0; see msg_write_answer for flags, OPT and truncation. Returns the
@@ -149,11 +156,21 @@ struct cache_result {
 	uint64_t		expires_in;	/* FRESH: ms left */
 	uint32_t		ttl;	/* lifetime it was stored with, s */
 	int			refresh_failed;	/* its last refresh failed */
-	uint64_t		failed_at;	/* then, ms (0 if it did not) */
+	uint64_t		failed_at;	/* then, ms (0 if it did not);
+						 * FAILED: when the failure was
+						 * stored */
 	uint64_t		expired_at;	/* ms it expired (STALE) */
-	int			may_refresh;	/* not within
-						 * stale-refresh-interval of
-						 * that failure */
+	int			may_refresh;	/* not within its failure
+						 * recheck time of that failure:
+						 * stale-refresh-interval times
+						 * [3/4, 5/4), drawn per entry */
+	uint16_t		prefetch_point;	/* of 65536: where in its
+						 * prefetch window the entry is
+						 * due, drawn when stored */
+	int			asked;		/* a client asked for it, this
+						 * entry or one it replaced */
+	int			after_failure;	/* it replaced an entry whose
+						 * last refresh had failed */
 };
 
 /*
@@ -161,8 +178,9 @@ struct cache_result {
  * written into out (capacity cap, see cache_entry_answer); a stale one's
  * with every TTL set to stale-answer-ttl (RFC 8767 §4) and, if the client
  * sent EDNS, an EDE "Stale Answer" (RFC 8914 §4.4). With out NULL nothing
- * is written (a peek). Entries past stale-max-age, and failures past
- * failure-ttl, are removed. Fills *res.
+ * is written (a peek); a lookup that writes is a client's, and marks the
+ * entry asked. Entries past stale-max-age, and failures past failure-ttl,
+ * are removed. Fills *res.
  */
 void	cache_lookup(struct cache *c, const struct cache_key *key,
 	    const struct msg_query *q, const struct msg_reply_opts *opts,

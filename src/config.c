@@ -172,6 +172,8 @@ config_defaults(struct config *conf)
 	conf->max_inflight = 1024;
 	/* Clients coalesced on one resolution: more than a host has. */
 	conf->max_waiters = 1000;
+	conf->retry_budget = 10;
+	conf->retry_budget_min = 20;
 	/* draft-vixie-dnsext-dns0x20 */
 	conf->randomize_case = 1;
 	/* RFC 8767 §5: serve stale data, 1 to 3 days of it. */

@@ -177,6 +177,9 @@ struct config {
 	uint32_t		 max_inflight;	/* upstream queries at once */
 	uint32_t		 max_waiters;	/* clients waiting on one
 						 * resolution */
+	uint32_t		 retry_budget;	/* % of first queries */
+	uint32_t		 retry_budget_min; /* further queries allowed
+						 * in any 10 s */
 	int			 randomize_case; /* 0x20, boolean */
 	int			 serve_stale;	/* RFC 8767, boolean */
 	uint32_t		 stale_max_age;	/* seconds */

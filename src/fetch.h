@@ -3,8 +3,13 @@
  * forward zone's upstreams, one attempt (attempt.h) at a time in the
  * order of the zone's policy: the next upstream is asked when the newest
  * attempt's timeout (its RTO, RFC 6298) passes, while the earlier ones
- * keep listening, or when an attempt fails (SERVFAIL, REFUSED, ...); at
- * most 8 sends (each a socket), all within a deadline (query-timeout).
+ * keep listening, or when an attempt fails (SERVFAIL, REFUSED, ...; the
+ * last upstream left is asked again 4 times when it answered so); at most 8
+ * sends (each a socket), all within a deadline (query-timeout). Every
+ * send beyond the first is within the registry's retry and hedge budget
+ * (upstream_budget_extra), and none goes out while every upstream of the
+ * zone is down; an upstream that answers again after silence has the
+ * resolutions still waiting on it ask it again at once.
  * Identical keys in flight share one fetch; each client waiting on it is
  * a fetch_waiter. With several workers (fetch_ctx_share), a key another
  * worker is resolving is not fetched again: its waiters here wait on a
@@ -66,6 +71,8 @@ struct fetch_result {
 	int			 unsent; /* FETCH_FAILED without a query
 					 * sent: out of descriptors here,
 					 * not the upstreams' failure */
+	uint32_t		 waiters; /* clients waiting on it here
+					 * at its end */
 };
 
 /*
@@ -176,6 +183,17 @@ void	fetch_probe_down(struct fetch_ctx *ctx, struct zone_table *zones,
  */
 void	fetch_landed(struct fetch_ctx *ctx, const struct cache_key *key,
 	    uint64_t now);
+
+/*
+ * fetch_resume_back: the index told this worker that an upstream answered
+ * another worker after a run of silent failures or a time down: every
+ * resolution here whose newest query went out over UDP before its
+ * upstream came back (upstream_back_at) and has waited its RTO asks that
+ * upstream again at now (ms), within the retry and hedge budget, rather
+ * than waiting for its deadline (none went out meanwhile: every upstream
+ * of its zone was down).
+ */
+void	fetch_resume_back(struct fetch_ctx *ctx, uint64_t now);
 
 /*
  * fetch_started: when (ms) the resolution of key (borrowed) now in flight,

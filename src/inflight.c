@@ -152,6 +152,16 @@ inflight_release(struct inflight *idx, const struct cache_key *key,
 	free(c);
 }
 
+void
+inflight_resume(struct inflight *idx, unsigned worker)
+{
+	unsigned i;
+
+	for (i = 0; i < idx->n_workers; i++)
+		if (i != worker && idx->notify[i].fn != NULL)
+			idx->notify[i].fn(idx->notify[i].arg, NULL);
+}
+
 uint64_t
 inflight_started(struct inflight *idx, const struct cache_key *key)
 {

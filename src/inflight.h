@@ -23,8 +23,10 @@ struct inflight;
 
 /*
  * Told to a waiting worker that key's resolution has ended (its outcome,
- * if any, in the cache). Called from the owner's thread with no lock
- * held; key is borrowed for the call.
+ * if any, in the cache); or, with key NULL, to every worker that an
+ * upstream has answered again after a run of silent failures or a time
+ * down (inflight_resume). Called from the telling worker's thread with no
+ * lock held; key is borrowed for the call.
  */
 typedef void (*inflight_notify_fn)(void *arg, const struct cache_key *key);
 
@@ -77,6 +79,14 @@ enum inflight_claim inflight_claim(struct inflight *idx,
  */
 void	inflight_release(struct inflight *idx, const struct cache_key *key,
 	    unsigned worker);
+
+/*
+ * inflight_resume: tell every worker but `worker` that an upstream has
+ * answered again after silence (the notify function with key NULL), so
+ * that their resolutions still waiting on it ask it again at once
+ * (fetch_resume_back) instead of at their deadline.
+ */
+void	inflight_resume(struct inflight *idx, unsigned worker);
 
 /* inflight_started: when (ms) the fetch of key claimed by any worker
  * started, or 0 if none has it. */

@@ -52,10 +52,11 @@ typedef enum lruhash_verdict (*lruhash_visit_fn)(struct lruhash_node *n,
 
 /*
  * Decides whether new should replace old on insert of an existing key
- * (1: replace, 0: keep old and free new). Called with the shard locked.
+ * (1: replace, 0: keep old and free new), and may carry what old knew
+ * into new, which is the caller's entry. Called with the shard locked.
  */
 typedef int (*lruhash_replace_fn)(const struct lruhash_node *old,
-    const struct lruhash_node *new);
+    struct lruhash_node *new);
 
 struct lruhash_stats {
 	uint64_t	entries;

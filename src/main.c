@@ -368,6 +368,8 @@ reload(struct daemon *d, struct evbuffer *errors)
 	cache_set_limits(d->cache, &lim);
 	upstream_reconfigure(d->upstreams, conf->upstream_timeout_min,
 	    conf->upstream_timeout_max);
+	upstream_budget_set(d->upstreams, conf->retry_budget,
+	    conf->retry_budget_min);
 	ratelimit_reconfigure(d, conf);
 	publish(d, snap);
 	choose_log(d->snap->conf);
@@ -639,6 +641,8 @@ start_shared(struct daemon *d)
 		log_err("start-up");
 		return -1;
 	}
+	upstream_budget_set(d->upstreams, d->conf.retry_budget,
+	    d->conf.retry_budget_min);
 	if ((d->snap = snapshot_new(&d->conf, zones, local)) == NULL) {
 		log_err("start-up");
 		return -1;

@@ -114,6 +114,11 @@ const struct directive parse_top[] = {
 	    max_inflight, 1, 1000000),
 	PARSE_NUM("max-waiters", DIRECTIVE_NUMBER, VALUE_UNIT_NONE, max_waiters,
 	    1, 1000000),
+	/* Percent of first queries; 0 with retry-budget-min 0: no retries. */
+	PARSE_NUM("retry-budget", DIRECTIVE_NUMBER, VALUE_UNIT_NONE,
+	    retry_budget, 0, 100),
+	PARSE_NUM("retry-budget-min", DIRECTIVE_NUMBER, VALUE_UNIT_NONE,
+	    retry_budget_min, 0, 100000),
 	/* 0: off. */
 	PARSE_NUM("ratelimit", DIRECTIVE_NUMBER, VALUE_UNIT_NONE, ratelimit,
 	    0, 1000000),

@@ -26,21 +26,37 @@ int
 prefetch_may_be_due(const struct cache_result *res)
 {
 	/* No window is more than half the life. */
-	return res->may_refresh && res->expires_in <= (uint64_t)res->ttl * 500;
+	return res->expires_in <= (uint64_t)res->ttl * 500;
+}
+
+uint64_t
+prefetch_point(const struct zone *zone, const struct cache_result *res)
+{
+	uint64_t window = prefetch_window(zone, res->ttl), lead = 0;
+
+	/* The first life after an outage: over half of it (see .h). */
+	if (res->after_failure)
+		window = (uint64_t)res->ttl * 500;
+
+	if (zone != NULL)
+		lead = WINDOW_RTOS * (uint64_t)upstream_best_rto(
+		    zone->upstreams, zone->n_upstreams);
+	if (lead > window)
+		lead = window;
+	return lead + ((window - lead) * res->prefetch_point >> 16);
 }
 
 int
 prefetch_due(const struct cache_result *res, const struct zone *zone)
 {
-	return res->may_refresh &&
-	    res->expires_in <= prefetch_window(zone, res->ttl);
+	return res->expires_in <= prefetch_point(zone, res);
 }
 
 int
 prefetch_target_due(const struct cache_result *res, const struct zone *zone)
 {
-	return res->state != CACHE_FRESH ||
-	    res->expires_in <= prefetch_window(zone, res->ttl);
+	return res->asked && (res->state != CACHE_FRESH ||
+	    res->expires_in <= prefetch_window(zone, res->ttl));
 }
 
 /* The question (target, qtype) asked with key's DO and CD bits. */

@@ -32,17 +32,36 @@ uint64_t prefetch_window(const struct zone *zone, uint32_t ttl);
 
 /*
  * prefetch_may_be_due: 0 if prefetch_due is 0 for res whatever the zone
- * (its last refresh failed too recently, or more than half its life is
- * left), else 1: a test without a zone lookup, for every cache hit.
+ * (more than half its life is left), else 1: a test without a zone
+ * lookup, for every cache hit.
  */
 int	prefetch_may_be_due(const struct cache_result *res);
 
 /*
+ * prefetch_point: how long (ms) before expiry the fresh entry that
+ * cache_lookup found (res) becomes due for a refresh through zone (NULL:
+ * none): a point of its prefetch window drawn for the entry when it was
+ * stored (res->prefetch_point / 65536), uniform between the window's end
+ * and four of the best retransmission timeouts before expiry (the lead a
+ * refresh needs to land, WINDOW_RTOS; the whole window if that is less).
+ * The first client query past that point refreshes it: hosts that stored
+ * a name at the same time refresh it at different times, not at the first
+ * query inside the window. An entry that ended a failed refresh
+ * (res->after_failure: an outage is over, and every host refreshed its
+ * names in the same few seconds) has its point drawn over the last half
+ * of its life instead, once: its next refresh comes up to half a lifetime
+ * early, which puts the names that came back together out of step for
+ * good at the cost of one early refresh each.
+ */
+uint64_t prefetch_point(const struct zone *zone,
+	    const struct cache_result *res);
+
+/*
  * prefetch_due: 1 if an entry that cache_lookup found fresh (res) is due
  * for a background refresh through zone, its forward zone (NULL: none):
- * its last refresh did not fail within stale-refresh-interval
- * (res->may_refresh) and it has at most prefetch_window(zone, res->ttl)
- * ms left. Else 0.
+ * it has at most prefetch_point(zone, res) ms left. Else 0. Whether its
+ * last refresh failed too recently is the caller's to check
+ * (res->may_refresh, upstream_refresh_allowed).
  */
 int	prefetch_due(const struct cache_result *res, const struct zone *zone);
 
@@ -60,10 +79,13 @@ size_t	prefetch_srv_questions(const struct msg_response *r,
 
 /*
  * prefetch_target_due: 1 if one of those questions, whose cache lookup
- * gave res, should be fetched now through zone (NULL: none): unless its
- * entry is fresh and not yet within its own prefetch_window, when it is
- * good for as long as a refresh of it would be and fetching it again
- * would only double the traffic. Else 0.
+ * gave res, should be fetched now through zone (NULL: none): only if a
+ * client has asked for it (res->asked: the cache remembers per target
+ * whether its A, its AAAA or both were asked), so that no address type
+ * or target that no client uses is fetched; and unless its entry is fresh
+ * and not yet within its own prefetch_window, when it is good for as
+ * long as a refresh of it would be and fetching it again would only
+ * double the traffic. Else 0.
  */
 int	prefetch_target_due(const struct cache_result *res,
 	    const struct zone *zone);

@@ -232,6 +232,25 @@ query_refresh(struct query_ctx *ctx, const struct msg_query *q,
 		metrics_add(&ctx->metrics.prefetches, 1);
 }
 
+/*
+ * Whether the entry that gave res may be refreshed through zone at now:
+ * unless its last refresh failed and its failure recheck time (RFC 8767
+ * §5, stale-refresh-interval jittered) has not passed; but even then once
+ * an upstream of the zone has answered since, for any name (flaky is not
+ * down), within that upstream's recovery rate if it was down
+ * (upstream_refresh_allowed, which this may spend).
+ */
+static int
+may_refresh(const struct cache_result *res, const struct zone *zone,
+    uint64_t now)
+{
+	if (zone == NULL)
+		return 0;
+	return !res->refresh_failed || res->may_refresh ||
+	    upstream_refresh_allowed(zone->upstreams, zone->n_upstreams,
+	    res->failed_at, now);
+}
+
 /* A client got fresh entry key (res): refresh it if prefetch says so. */
 static void
 query_prefetch(struct query_ctx *ctx, const struct msg_query *q,
@@ -243,7 +262,7 @@ query_prefetch(struct query_ctx *ctx, const struct msg_query *q,
 	if (!ctx->conf->prefetch || !prefetch_may_be_due(res))
 		return;
 	zone = query_zone(ctx, key);
-	if (prefetch_due(res, zone))
+	if (prefetch_due(res, zone) && may_refresh(res, zone, now))
 		query_refresh(ctx, q, key, zone, now);
 }
 
@@ -298,19 +317,21 @@ query_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
 }
 
 /*
- * Whether a client should wait for the refresh of an expired entry: not
- * when it is known to be hopeless (its last refresh failed, every
- * upstream of the zone is down) or already late (a prefetch started
- * before it expired has not ended: the upstream is slow right now).
+ * Whether a client should wait for the refresh (allowed) of an expired
+ * entry: not when it is known to be hopeless (its last refresh failed and
+ * no upstream has answered since, every upstream of the zone is down) or
+ * already late (a prefetch started before it expired has not ended: the
+ * upstream is slow right now).
  */
 static int
 worth_waiting(struct query_ctx *ctx, const struct cache_key *key,
-    const struct cache_result *res, const struct zone *zone)
+    const struct cache_result *res, const struct zone *zone, int allowed)
 {
 	uint64_t started;
 
-	if (zone == NULL || ctx->conf->client_timeout == 0 ||
-	    res->refresh_failed ||
+	if (!allowed || ctx->conf->client_timeout == 0 ||
+	    (res->refresh_failed && !upstream_answered_since(zone->upstreams,
+	    zone->n_upstreams, res->failed_at)) ||
 	    upstream_all_down(zone->upstreams, zone->n_upstreams))
 		return 0;
 	started = fetch_started(ctx->fetches, key);
@@ -321,9 +342,7 @@ worth_waiting(struct query_ctx *ctx, const struct cache_key *key,
  * RFC 8767 §5: an expired entry (its stale answer already in out) is
  * refreshed. A client waits for that refresh at most client-timeout, or
  * not at all (worth_waiting); then the stale answer goes out at once and
- * the refresh, if allowed yet, runs in the background. A failed refresh
- * waits stale-refresh-interval before the next, unless an upstream of
- * the zone has come back since.
+ * the refresh, if allowed yet (may_refresh), runs in the background.
  */
 static enum query_status
 query_stale(struct query_ctx *ctx, const struct msg_query *q,
@@ -331,16 +350,32 @@ query_stale(struct query_ctx *ctx, const struct msg_query *q,
     const struct client *c, uint64_t now)
 {
 	struct zone *zone;
+	int allowed;
 
 	zone = query_zone(ctx, key);
-	if (worth_waiting(ctx, key, res, zone) && query_wait(ctx, q, key, zone,
-	    c, now, ctx->conf->client_timeout) == 0)
+	allowed = may_refresh(res, zone, now);
+	if (worth_waiting(ctx, key, res, zone, allowed) && query_wait(ctx, q,
+	    key, zone, c, now, ctx->conf->client_timeout) == 0)
 		return QUERY_PENDING;
-	if (zone != NULL && (res->may_refresh || upstream_recovered(
-	    zone->upstreams, zone->n_upstreams, res->failed_at)))
+	if (allowed)
 		(void)fetch_join(ctx->fetches, key, q, ctx->zones, zone, now,
 		    NULL);
 	return QUERY_ANSWERED;
+}
+
+/*
+ * A failure cached for key (RFC 9520) at failed_at ends as soon as an
+ * upstream of its zone answers again, for any name: 1 if it has ended,
+ * and key is to be resolved as if nothing were cached.
+ */
+static int
+failure_over(struct query_ctx *ctx, const struct cache_key *key,
+    uint64_t failed_at)
+{
+	struct zone *zone = query_zone(ctx, key);
+
+	return zone != NULL && upstream_answered_since(zone->upstreams,
+	    zone->n_upstreams, failed_at);
 }
 
 /* A query with no usable entry: resolve it, or say why not. */
@@ -466,7 +501,9 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 		goto answered;
 	case CACHE_FAILED:
 		rcode = MSG_RCODE_SERVFAIL;
-		goto error;
+		if (!failure_over(ctx, &key, res.failed_at))
+			goto error;
+		/* FALLTHROUGH */
 	case CACHE_ABSENT:
 		if ((rcode = query_miss(ctx, &q, &key, c, now)) ==
 		    MSG_RCODE_NOERROR)
@@ -641,6 +678,8 @@ store_first(struct query_ctx *ctx, const struct fetch_result *res,
 	if (!ctx->cache_shared || cache_entry_kind(e) == CACHE_UNCACHEABLE ||
 	    (copy = cache_entry_new(ctx->cache, res->r, res->now)) == NULL)
 		return 0;
+	if (res->waiters > 0)
+		cache_entry_set_asked(copy);
 	(void)cache_insert(ctx->cache, res->key, copy);
 	return 1;
 }
@@ -656,8 +695,11 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 	int stored = 0;
 
 	if (res->outcome == FETCH_ANSWER &&
-	    (e = cache_entry_new(ctx->cache, res->r, res->now)) != NULL)
+	    (e = cache_entry_new(ctx->cache, res->r, res->now)) != NULL) {
+		if (res->waiters > 0)
+			cache_entry_set_asked(e);
 		stored = store_first(ctx, res, e);
+	}
 	else if (res->outcome == FETCH_FAILED && !res->unsent)
 		/* RFC 9520 is about upstreams: no use caching our own lack
 		 * of descriptors. */

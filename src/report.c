@@ -10,6 +10,7 @@
 #include <ldns/ldns.h>
 
 #include "admit.h"
+#include "clock.h"
 #include "fetch.h"
 #include "localzone.h"
 #include "report.h"
@@ -139,9 +140,11 @@ static void
 report_fetches(const struct report *r, const struct metrics *m,
     const struct metrics_writer *w)
 {
+	struct upstream_budget_stats bs;
 	struct fetch_stats fs;
 
 	fetch_totals(r, &fs);
+	upstream_budget_stats(r->upstreams, clock_now_ms(), &bs);
 	scalar(w, "dnsdamper_resolutions_total", "counter",
 	    "Resolutions started (cache misses, refreshes, prefetches).",
 	    (double)fs.started);
@@ -160,6 +163,12 @@ report_fetches(const struct report *r, const struct metrics *m,
 	scalar(w, "dnsdamper_waiters_refused_total", "counter",
 	    "Queries not queued on a resolution with max-waiters waiting.",
 	    (double)fs.waiters_refused);
+	scalar(w, "dnsdamper_upstream_retries_total", "counter",
+	    "Queries beyond a resolution's first (hedges, retries) sent.",
+	    (double)bs.extra_total);
+	scalar(w, "dnsdamper_upstream_retries_denied_total", "counter",
+	    "Queries beyond a resolution's first not sent: over retry-budget.",
+	    (double)bs.denied_total);
 	scalar(w, "dnsdamper_upstream_mismatched_total", "counter",
 	    "Upstream responses ignored: not the ID or question sent.",
 	    (double)fs.mismatched);

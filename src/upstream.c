@@ -12,6 +12,17 @@
 /* Probability 1/EXPLORE that `fastest` tries another upstream first. */
 #define FASTEST_EXPLORE	16
 
+/* The retry and hedge budget: per-second slots of a sliding window. */
+struct budget {
+	uint32_t	 percent;	/* of first queries */
+	uint32_t	 min;		/* allowed in any window */
+	uint64_t	 sec;		/* the second slot sec % SLOTS counts */
+	uint32_t	 first[UPSTREAM_BUDGET_SLOTS];
+	uint32_t	 extra[UPSTREAM_BUDGET_SLOTS];
+	uint64_t	 extra_total;
+	uint64_t	 denied_total;
+};
+
 /* A loop probe running: its upstream and the name it asks (folded). */
 struct loop_probe {
 	struct loop_probe	*next;
@@ -32,6 +43,7 @@ struct upstream_registry {
 	struct loop_probe *loop_probes;	/* running */
 	unsigned	 n_loop_probes;	/* of them; read without the lock
 					 * (atomic) */
+	struct budget	 budget;
 };
 
 static void
@@ -69,6 +81,8 @@ upstream_registry_new(uint32_t min_ms, uint32_t max_ms)
 	}
 	reg->timeout_min = min_ms;
 	reg->timeout_max = max_ms;
+	reg->budget.percent = 10;
+	reg->budget.min = 20;
 	return reg;
 }
 
@@ -252,7 +266,12 @@ upstream_answered(struct upstream *u, uint32_t rtt_ms, uint64_t now)
 {
 	lock(u->reg);
 	rtt_sample(&u->rtt, rtt_ms, u->reg->timeout_min, u->reg->timeout_max);
-	u->fails = 0;
+	if (u->silent > 0 || u->down) {
+		u->back_at = now;
+		u->recovery_sec = 0;
+		u->recovery_n = 0;
+	}
+	u->fails = u->silent = 0;
 	u->last_answer = now;
 	if (u->down) {
 		u->down = 0;
@@ -263,29 +282,55 @@ upstream_answered(struct upstream *u, uint32_t rtt_ms, uint64_t now)
 	unlock(u->reg);
 }
 
-/* One more failure in a row; enough of them mark u down. The lock held. */
-static void
-count_failure(struct upstream *u, uint64_t now)
+/* Full jitter: a uniformly random point of [now, now + backoff]. */
+static uint64_t
+jittered(uint64_t now, uint32_t backoff)
 {
-	if (++u->fails < UPSTREAM_DOWN_AFTER || u->down)
+	return now + arc4random_uniform(backoff + 1);
+}
+
+/* One more failure in a row, silent or not; enough of them mark u
+ * down. The lock held. */
+static void
+count_failure(struct upstream *u, int silent, uint64_t now)
+{
+	u->fails++;
+	u->silent = silent ? u->silent + 1 : 0;
+	if (u->down || (u->silent < UPSTREAM_DOWN_AFTER &&
+	    u->fails < UPSTREAM_DOWN_AFTER_ANSWERS))
 		return;
 	u->down = 1;
 	count_change(&u->reg->n_down, 1);
 	u->probe_backoff = UPSTREAM_PROBE_FIRST;
-	u->next_probe = now + u->probe_backoff;
+	u->next_probe = jittered(now, u->probe_backoff);
 	log_warnx("upstream %s is down after %u failures in a row; probing "
 	    "it", u->name, u->fails);
+}
+
+/* A failure for question q (NULL: a probe's own), silent or not. */
+static void
+failed(struct upstream *u, const struct msg_question *q, int silent,
+    uint64_t now)
+{
+	lock(u->reg);
+	if (q != NULL)
+		u->failed_q = *q;
+	count_failure(u, silent, now);
+	unlock(u->reg);
 }
 
 void
 upstream_failed(struct upstream *u, const struct msg_question *q,
     uint64_t now)
 {
-	lock(u->reg);
-	if (q != NULL)
-		u->failed_q = *q;
-	count_failure(u, now);
-	unlock(u->reg);
+	failed(u, q, 1, now);
+}
+
+void
+upstream_answered_failure(struct upstream *u, const struct msg_question *q,
+    uint64_t now)
+{
+	failed(u, q, 0, now);
 }
 
 void
@@ -298,7 +343,7 @@ upstream_timed_out(struct upstream *u, const struct msg_question *q,
 	if (q != NULL)
 		u->failed_q = *q;
 	if (u->last_answer < sent)
-		count_failure(u, now);
+		count_failure(u, 1, now);
 	unlock(u->reg);
 }
 
@@ -312,7 +357,8 @@ upstream_failed_question(const struct upstream *u, struct msg_question *q)
 }
 
 int
-upstream_recovered(struct upstream *const *pool, size_t n, uint64_t since)
+upstream_answered_since(struct upstream *const *pool, size_t n,
+    uint64_t since)
 {
 	size_t i;
 	int rc = 0;
@@ -321,9 +367,65 @@ upstream_recovered(struct upstream *const *pool, size_t n, uint64_t since)
 		return 0;
 	lock(pool[0]->reg);
 	for (i = 0; i < n && !rc; i++)
-		rc = !pool[i]->down && pool[i]->up_since > since;
+		rc = !pool[i]->loop && pool[i]->last_answer > since;
 	unlock(pool[0]->reg);
 	return rc;
+}
+
+/*
+ * Whether u, back from an outage, may take one more refresh of a name
+ * that failed during it, at now: UPSTREAM_RECOVERY_FIRST in the first
+ * second, doubling each second, at most UPSTREAM_RECOVERY_MAX a second.
+ * The lock held.
+ */
+static int
+recovery_admit(struct upstream *u, uint64_t now)
+{
+	uint64_t sec = (now - u->back_at) / 1000;
+	uint32_t allowed = UPSTREAM_RECOVERY_MAX;
+
+	if (now - u->back_at >= UPSTREAM_RECOVERY_SPAN)
+		return 1;
+	if (sec != u->recovery_sec) {
+		u->recovery_sec = sec;
+		u->recovery_n = 0;
+	}
+	/* 16, 32, 64, 128, then 256 a second. */
+	if (sec < 4)
+		allowed = UPSTREAM_RECOVERY_FIRST << sec;
+	if (u->recovery_n >= allowed)
+		return 0;
+	u->recovery_n++;
+	return 1;
+}
+
+int
+upstream_refresh_allowed(struct upstream *const *pool, size_t n,
+    uint64_t failed_at, uint64_t now)
+{
+	size_t i;
+	int rc = 0;
+
+	if (n == 0)
+		return 0;
+	lock(pool[0]->reg);
+	for (i = 0; i < n && !rc; i++)
+		rc = !pool[i]->loop && pool[i]->last_answer > failed_at &&
+		    (pool[i]->back_at <= failed_at ||
+		    recovery_admit(pool[i], now));
+	unlock(pool[0]->reg);
+	return rc;
+}
+
+uint64_t
+upstream_back_at(const struct upstream *u)
+{
+	uint64_t at;
+
+	lock(u->reg);
+	at = u->back_at;
+	unlock(u->reg);
+	return at;
 }
 
 int
@@ -335,10 +437,94 @@ upstream_probe_due(struct upstream *u, uint64_t now)
 	if ((due = u->down && !u->loop && now >= u->next_probe)) {
 		u->probe_backoff = u->probe_backoff >= UPSTREAM_PROBE_MAX / 2 ?
 		    UPSTREAM_PROBE_MAX : u->probe_backoff * 2;
-		u->next_probe = now + u->probe_backoff;
+		u->next_probe = jittered(now, u->probe_backoff);
 	}
 	unlock(u->reg);
 	return due;
+}
+
+void
+upstream_budget_set(struct upstream_registry *reg, uint32_t percent,
+    uint32_t min)
+{
+	lock(reg);
+	reg->budget.percent = percent;
+	reg->budget.min = min;
+	unlock(reg);
+}
+
+/* Move b's window on to now's second, emptying the slots it passes. */
+static void
+budget_advance(struct budget *b, uint64_t now)
+{
+	uint64_t sec = now / 1000;
+	size_t i;
+
+	if (sec - b->sec >= UPSTREAM_BUDGET_SLOTS) {
+		memset(b->first, 0, sizeof(b->first));
+		memset(b->extra, 0, sizeof(b->extra));
+		b->sec = sec;
+		return;
+	}
+	while (b->sec < sec) {
+		i = ++b->sec % UPSTREAM_BUDGET_SLOTS;
+		b->first[i] = b->extra[i] = 0;
+	}
+}
+
+/* The window's sums of first and further queries. */
+static void
+budget_sums(const struct budget *b, uint64_t *first, uint64_t *extra)
+{
+	size_t i;
+
+	*first = *extra = 0;
+	for (i = 0; i < UPSTREAM_BUDGET_SLOTS; i++) {
+		*first += b->first[i];
+		*extra += b->extra[i];
+	}
+}
+
+void
+upstream_budget_first(struct upstream_registry *reg, uint64_t now)
+{
+	struct budget *b = &reg->budget;
+
+	lock(reg);
+	budget_advance(b, now);
+	b->first[b->sec % UPSTREAM_BUDGET_SLOTS]++;
+	unlock(reg);
+}
+
+int
+upstream_budget_extra(struct upstream_registry *reg, uint64_t now)
+{
+	struct budget *b = &reg->budget;
+	uint64_t first, extra;
+	int allowed;
+
+	lock(reg);
+	budget_advance(b, now);
+	budget_sums(b, &first, &extra);
+	if ((allowed = extra < b->min || extra * 100 < first * b->percent)) {
+		b->extra[b->sec % UPSTREAM_BUDGET_SLOTS]++;
+		b->extra_total++;
+	} else
+		b->denied_total++;
+	unlock(reg);
+	return allowed;
+}
+
+void
+upstream_budget_stats(struct upstream_registry *reg, uint64_t now,
+    struct upstream_budget_stats *out)
+{
+	lock(reg);
+	budget_advance(&reg->budget, now);
+	budget_sums(&reg->budget, &out->first, &out->extra);
+	out->extra_total = reg->budget.extra_total;
+	out->denied_total = reg->budget.denied_total;
+	unlock(reg);
 }
 
 int

@@ -19,16 +19,51 @@
 #include "msg.h"
 #include "rtt.h"
 
-/* Consecutive failures (timeouts, SERVFAIL, REFUSED, unreachable) after
- * which an upstream is marked down. */
-#define UPSTREAM_DOWN_AFTER	3
 /*
- * Re-probe back-off of a down upstream: from 1 s, doubling, up to 8 s. One
- * query in 8 s is no load on a dead server, and clients served stale get
- * fresh answers again within seconds of its return, not a minute.
+ * Failures in a row after which an upstream is marked down: 3 silent ones
+ * (timeouts, unreachable), or 10 answers that were failures (SERVFAIL,
+ * REFUSED, garbage) or a mix. An upstream that answers is alive, and one
+ * that fails 30 % of its answers at random is flaky, not down: it fails
+ * 3 in a row every 37 answers or so, 10 in a row once in 170,000, while
+ * one that fails every answer is still down within 10 queries.
+ */
+#define UPSTREAM_DOWN_AFTER		3
+#define UPSTREAM_DOWN_AFTER_ANSWERS	10
+/*
+ * Re-probe back-off of a down upstream: from 1 s, doubling, up to 12 s,
+ * with full jitter: each probe comes at a uniformly random point of
+ * [0, back-off] after the one before (or after the upstream was marked
+ * down), so that hosts which saw it go down in the same second do not
+ * probe it, nor see it back, in step. Hosts then see it back over the
+ * next 12 s, with a density of 2 / 12 a second at most (probes every 6 s
+ * on average): a fleet whose names all went stale refreshes them in its
+ * busiest second at about 2 T / 12 times its steady rate, T their TTL in
+ * seconds, under 2 for T = 10 s (with 8 s, 2.5). Two queries in 6 s are
+ * no load on a dead server, and clients served stale get fresh answers
+ * again within seconds of its return (4 s on average), not a minute.
  */
 #define UPSTREAM_PROBE_FIRST	1000
-#define UPSTREAM_PROBE_MAX	8000
+#define UPSTREAM_PROBE_MAX	12000
+/*
+ * Refreshes of stale entries whose refresh failed before an upstream was
+ * seen back (upstream_refresh_allowed): at most UPSTREAM_RECOVERY_FIRST in
+ * the first second after its return, twice as many in each second after,
+ * at most UPSTREAM_RECOVERY_MAX a second, for UPSTREAM_RECOVERY_SPAN ms
+ * after the return; the others are answered stale meanwhile and try again
+ * at their next query: 16, 32, 64, 128, then 256 a second. A handful of
+ * names is refreshed in the first second, n names (n > 240) within
+ * 4 + (n - 240) / 256 s: 1,776 in 10 s. A host's own refreshes are
+ * spread that way; a fleet's, also by when each host sees the upstream
+ * back (the probes' jitter).
+ */
+#define UPSTREAM_RECOVERY_FIRST	16
+#define UPSTREAM_RECOVERY_MAX	256
+#define UPSTREAM_RECOVERY_SPAN	(10 * 60 * 1000)
+/*
+ * The retry and hedge budget (upstream_budget_*) counts over a sliding
+ * window of UPSTREAM_BUDGET_SLOTS seconds, one slot a second.
+ */
+#define UPSTREAM_BUDGET_SLOTS	10
 /*
  * How long an upstream found not to speak EDNS (RFC 6891 §7) gets plain
  * queries before EDNS is tried again, in ms: Unbound keeps its "EDNS lame"
@@ -79,9 +114,17 @@ struct upstream {
 	unsigned	 refs;
 	struct rtt	 rtt;
 	uint32_t	 fails;		/* consecutive failures */
+	uint32_t	 silent;	/* of them, in a row, without any
+					 * response (timeouts, unreachable) */
 	int		 down;		/* skipped while others are up */
 	uint64_t	 last_answer;	/* ms of its latest usable answer */
 	uint64_t	 up_since;	/* ms it was last marked up again */
+	uint64_t	 back_at;	/* ms of the answer that ended its
+					 * latest run of silent failures or
+					 * its latest time down, 0 if none */
+	uint64_t	 recovery_sec;	/* second since back_at whose
+					 * refreshes recovery_n counts */
+	uint32_t	 recovery_n;
 	uint64_t	 next_probe;	/* when down: next probe, ms */
 	uint32_t	 probe_backoff;	/* when down: ms */
 	int		 no_case;	/* does not echo 0x20 case */
@@ -195,14 +238,24 @@ uint32_t upstream_rto(const struct upstream *u);
 void	upstream_answered(struct upstream *u, uint32_t rtt_ms, uint64_t now);
 
 /*
- * upstream_failed: u answered question q (qname folded; NULL for a probe's
- * own question) with SERVFAIL/REFUSED/garbage, or the kernel reported it
- * unreachable, at now (ms). UPSTREAM_DOWN_AFTER in a row mark it down
- * (logged) with its first probe UPSTREAM_PROBE_FIRST ms later. q, copied,
- * becomes u->failed_q.
+ * upstream_failed: the kernel reported u unreachable, or a query for
+ * question q (qname folded; NULL for a probe's own question) could not be
+ * sent to it, at now (ms): a silent failure. UPSTREAM_DOWN_AFTER silent
+ * ones in a row mark it down (logged) with its first probe at a uniformly
+ * random point of the next UPSTREAM_PROBE_FIRST ms. q, copied, becomes
+ * u->failed_q.
  */
 void	upstream_failed(struct upstream *u, const struct msg_question *q,
 	    uint64_t now);
+
+/*
+ * upstream_answered_failure: u answered question q (as above) with
+ * SERVFAIL, REFUSED or garbage at now (ms): a failure, but u is alive;
+ * UPSTREAM_DOWN_AFTER_ANSWERS failures in a row of any kind mark it down
+ * as upstream_failed does.
+ */
+void	upstream_answered_failure(struct upstream *u,
+	    const struct msg_question *q, uint64_t now);
 
 /*
  * upstream_timed_out: a query for q (as for upstream_failed) sent at sent
@@ -214,19 +267,71 @@ void	upstream_timed_out(struct upstream *u, const struct msg_question *q,
 	    uint32_t used_ms, uint64_t sent, uint64_t now);
 
 /*
- * upstream_recovered: 1 if some upstream of pool (n of them) was marked
- * up again after since (ms): what failed before then may be worth trying
- * again. Else 0.
+ * upstream_answered_since: 1 if some upstream of pool (n of them) gave a
+ * usable answer, for any name, after since (ms): a resolution through
+ * pool that failed at since may well succeed now. Else 0.
  */
-int	upstream_recovered(struct upstream *const *pool, size_t n,
+int	upstream_answered_since(struct upstream *const *pool, size_t n,
 	    uint64_t since);
 
 /*
+ * upstream_refresh_allowed: whether the stale entry of a name whose
+ * refresh through pool (n upstreams) failed at failed_at (ms) may be
+ * refreshed at now (ms), before its stale-refresh-interval is over (RFC
+ * 8767 §5): only if an upstream of pool has answered since
+ * (upstream_answered_since), and if that answer ended an outage that began
+ * before failed_at (the upstream's back_at is after failed_at), only within
+ * that upstream's recovery rate (UPSTREAM_RECOVERY_FIRST...), which a 1
+ * here spends. Returns 1 if allowed, else 0.
+ */
+int	upstream_refresh_allowed(struct upstream *const *pool, size_t n,
+	    uint64_t failed_at, uint64_t now);
+
+/*
+ * upstream_back_at: when (ms) u's latest answer ended a run of silent
+ * failures or a time down, or 0 if none did: a resolution still waiting
+ * for an answer it sent before then may ask it again at once.
+ */
+uint64_t upstream_back_at(const struct upstream *u);
+
+/*
  * upstream_probe_due: 1 if u is down (not a loop) and its probe time has
- * come by now (ms), in which case the next one is scheduled after a
- * doubled back-off, at most UPSTREAM_PROBE_MAX; else 0.
+ * come by now (ms), in which case the back-off is doubled, at most
+ * UPSTREAM_PROBE_MAX, and the next probe scheduled at a uniformly random
+ * point of [now, now + back-off] (full jitter); else 0.
  */
 int	upstream_probe_due(struct upstream *u, uint64_t now);
+
+/*
+ * upstream_budget_set: the retry and hedge budget of reg: every query of
+ * a resolution beyond its first (a hedge after an RTO, a retry after a
+ * failure) is allowed while those sent in the last UPSTREAM_BUDGET_SLOTS
+ * seconds number fewer than percent % of the first queries sent in that
+ * window, or fewer than min (config retry-budget, retry-budget-min).
+ */
+void	upstream_budget_set(struct upstream_registry *reg, uint32_t percent,
+	    uint32_t min);
+
+/* upstream_budget_first: a resolution sent its first query at now (ms). */
+void	upstream_budget_first(struct upstream_registry *reg, uint64_t now);
+
+/*
+ * upstream_budget_extra: 1 if a query beyond a resolution's first may be
+ * sent at now (ms), counted as sent; 0 if the budget is spent.
+ */
+int	upstream_budget_extra(struct upstream_registry *reg, uint64_t now);
+
+/* What the budget saw, for metrics and reports. */
+struct upstream_budget_stats {
+	uint64_t	first;		/* first queries, in the window */
+	uint64_t	extra;		/* further ones sent, in the window */
+	uint64_t	extra_total;	/* further ones sent, since start */
+	uint64_t	denied_total;	/* further ones not sent: over budget */
+};
+
+/* upstream_budget_stats: reg's budget figures at now (ms), into *out. */
+void	upstream_budget_stats(struct upstream_registry *reg, uint64_t now,
+	    struct upstream_budget_stats *out);
 
 /* upstream_any_down: 1 if some upstream of reg is down (probes are
  * needed), else 0. */

@@ -50,6 +50,8 @@ struct serve_msg {
 /* A key another worker's resolution of has landed in the cache. */
 struct landed_msg {
 	struct mailbox_msg	 m;
+	int			 resume;	/* an upstream is back, not
+						 * a key landed */
 	struct cache_key	 key;
 };
 
@@ -119,7 +121,11 @@ landed_cb(struct mailbox_msg *m, void *arg, int cancelled)
 	struct landed_msg *lm = (struct landed_msg *)m;
 	struct worker *w = arg;
 
-	if (!cancelled)
+	if (cancelled)
+		;
+	else if (lm->resume)
+		fetch_resume_back(w->ctx.fetches, clock_now_ms());
+	else
 		fetch_landed(w->ctx.fetches, &lm->key, clock_now_ms());
 	free(lm);
 }
@@ -147,7 +153,8 @@ landed_notify(void *arg, const struct cache_key *key)
 		return;
 	}
 	lm->m.fn = landed_cb;
-	lm->key = *key;
+	if ((lm->resume = key == NULL) == 0)
+		lm->key = *key;
 	mailbox_post(w->mailbox, &lm->m);
 }
 

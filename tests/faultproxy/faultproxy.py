@@ -22,6 +22,10 @@ query arrived, drawn from one seeded random stream):
     no_edns, and the query has an OPT     -> FORMERR without OPT, same ID and
                                              question (RFC 6891 §7)
     servfail / refused (one draw)         -> that rcode, same ID and question
+    servfail_every_other                  -> SERVFAIL to the 1st, 3rd, 5th...
+                                             query of each question, the
+                                             others go on: a flaky upstream
+                                             without chance
     otherwise forwarded to the upstream (UDP over one shared socket with
     remapped IDs, TCP over one upstream connection per client connection),
     its answer matched by remapped ID and question, then
@@ -57,7 +61,10 @@ PROG = "faultproxy"
 
 PROBABILITIES = ("loss", "servfail", "refused", "truncate", "spoof")
 DELAYS = ("delay_mean", "delay_stddev")
-SWITCHES = ("lowercase", "outage", "no_edns")
+SWITCHES = ("lowercase", "outage", "no_edns", "servfail_every_other")
+# Questions whose queries servfail_every_other counts: past this many, the
+# counts start again (the proxy's memory is bounded).
+EVERY_OTHER_MAX = 10000
 SPOOF_KINDS = ("id", "question", "case", "mixed")
 
 COUNTERS = (
@@ -516,6 +523,7 @@ class Proxy:
         self.pending = Pending()
         self.tcp_clients = set()
         self.last_phase = None
+        self.every_other = {}     # question (qname folded) -> queries
 
     # which faults apply now
 
@@ -607,7 +615,23 @@ class Proxy:
                 self.deliver(f, error_reply(query, qend, rcode), qend, None,
                              addr, tcp)
                 return None
+        if f.servfail_every_other and self.every_other_turn(query, qend):
+            self.count("servfail")
+            self.deliver(f, error_reply(query, qend, RCODE_SERVFAIL), qend,
+                         None, addr, tcp)
+            return None
         return f, qend
+
+    def every_other_turn(self, query, qend):
+        """True for the 1st, 3rd, 5th... query of its question (qname in
+        any case, qtype, qclass) that servfail_every_other has seen."""
+        key = query[12:qend].lower()
+        if key not in self.every_other and \
+                len(self.every_other) >= EVERY_OTHER_MAX:
+            self.every_other.clear()
+        n = self.every_other.get(key, 0)
+        self.every_other[key] = n + 1
+        return n % 2 == 0
 
     def deliver(self, f, msg, qend, forged, addr, tcp):
         """Send msg (an answer of question end qend) to the UDP client addr
@@ -1060,6 +1084,10 @@ def parse_args(argv):
     g.add_argument("--no-edns", action="store_true", default=None,
                    help="answer FORMERR to every query with an OPT record, "
                    "as a server without EDNS does (RFC 6891 section 7)")
+    g.add_argument("--servfail-every-other", action="store_true",
+                   default=None,
+                   help="answer SERVFAIL to every other query of each "
+                   "question, the first included")
     ap.add_argument("--schedule", metavar="FILE",
                     help="JSON file of timed fault phases")
     ap.add_argument("--control", metavar="PATH",

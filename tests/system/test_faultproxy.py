@@ -124,6 +124,25 @@ def test_servfail_and_refused_are_answered_without_forwarding(bind,
            answered=4, tcp_connections=2)
 
 
+def test_servfail_every_other_alternates_per_question(bind, faultproxy):
+    """servfail_every_other: the 1st and 3rd query of a question (qname
+    in any case) are answered SERVFAIL, the 2nd and 4th forwarded; another
+    question has its own turn."""
+    fp = faultproxy(bind)
+    fp.set(servfail_every_other=True)
+    mark = bind.mark()
+    got = [query.udp(fp.port, name).rcode for name in (
+        "alive.example.test", "ALIVE.example.test", "other.example.test",
+        "alive.example.test", "Alive.Example.Test")]
+    assert got == [dns.rcode.SERVFAIL, dns.rcode.NOERROR,
+                   dns.rcode.SERVFAIL, dns.rcode.SERVFAIL,
+                   dns.rcode.NOERROR], got
+    assert bind.count("alive.example.test", since=mark) == 2
+    assert bind.count("other.example.test", since=mark) == 0
+    expect(fp, received_udp=5, servfail=3, forwarded=2, answered=5,
+           upstream_answers=2)
+
+
 def test_loss_one_answers_nothing(bind, faultproxy):
     fp = faultproxy(bind, loss=1.0)
     mark = bind.mark()

@@ -74,10 +74,13 @@ def test_hosts_file_a_aaaa_ptr_nodata(tmp_path, dnsdamper, bind):
                rf"or IPv6 address; line skipped")
     assert bind.queries(mark) == [], "named was asked for hosts names"
     # a name below a hosts name, or a name not in the file, goes upstream
+    # (at least once: named refuses names it does not serve, and REFUSED
+    # from the last upstream left is asked again, unless so many refusals
+    # in a row have marked it down)
     query.udp(d.port, "x.web.hosts.test")
     query.udp(d.port, "other.hosts.test")
-    assert bind.count("x.web.hosts.test", since=mark) == 1
-    assert bind.count("other.hosts.test", since=mark) == 1
+    assert bind.count("x.web.hosts.test", since=mark) >= 1
+    assert bind.count("other.hosts.test", since=mark) >= 1
 
 
 def _poll_addresses(port, qname, want, within):
@@ -110,7 +113,7 @@ def test_hosts_file_edited_while_running(tmp_path, dnsdamper, bind):
                            EDIT_WITHIN) == {"192.0.2.33"}
     mark = bind.mark()
     r = query.udp(d.port, "spare.hosts.test")
-    assert bind.count("spare.hosts.test", since=mark) == 1, r.text()
+    assert bind.count("spare.hosts.test", since=mark) >= 1, r.text()
 
 
 LOCAL = [
@@ -162,12 +165,12 @@ def test_local_data_and_each_local_zone_type(dnsdamper, bind):
     r = query.udp(d.port, "alone.lz.test")
     assert _rrs(r) == [("alone.lz.test.", "A", 30, "192.0.2.43")]
     query.udp(d.port, "below.alone.lz.test")
-    assert bind.count("other.transparent.lz.test", since=mark) == 1
-    assert bind.count("below.alone.lz.test", since=mark) == 1
+    assert bind.count("other.transparent.lz.test", since=mark) >= 1
+    assert bind.count("below.alone.lz.test", since=mark) >= 1
     assert bind.count("alone.lz.test", since=mark) == 0
     # nodefault: 192.168/16's reverse zone is no longer served here
     query.udp(d.port, "1.1.168.192.in-addr.arpa", "PTR")
-    assert bind.count("1.1.168.192.in-addr.arpa", "PTR", since=mark) == 1
+    assert bind.count("1.1.168.192.in-addr.arpa", "PTR", since=mark) >= 1
     r = query.udp(d.port, "1.0.0.10.in-addr.arpa", "PTR")
     assert r.rcode == dns.rcode.NXDOMAIN, r.text()
     # every one of them counted as a local answer
@@ -289,24 +292,33 @@ def test_local_srv_target_is_not_prefetched(tmp_path, dnsdamper, new_bind,
                                             bind):
     """An SRV answer from upstream whose target is a hosts-file name: the
     target's addresses are not fetched ahead (srv-prefetch-targets), since
-    clients get them locally."""
-    ns = new_bind("srv", {"srvl.test": zone("srvl.test", 300, [
+    clients get them locally, even though a client asked for it. The
+    control: a target that is not local and whose A a client asked is
+    fetched ahead once its entry has expired (TTL 2 s), its AAAA, never
+    asked, is not."""
+    ttl = 2
+    ns = new_bind("srv", {"srvl.test": zone("srvl.test", ttl, [
         "_web._tcp SRV 0 0 80 web", "web A 192.0.2.72",
         "_far._tcp SRV 0 0 80 far", "far A 192.0.2.73"])})
     hosts = _hosts(tmp_path, "192.0.2.71 web.srvl.test\n")
     d = dnsdamper([Forward("srvl.test", [ns]), Forward(".", [bind])],
                   extra=[f"hosts-file {hosts}"])
+    assert query.addresses(query.udp(d.port, "web.srvl.test")) == \
+        {"192.0.2.71"}
+    r = query.udp(d.port, "far.srvl.test")
+    assert query.addresses(r) == {"192.0.2.73"}, r.text()
+    time.sleep(max(0.0, r.received + ttl + 0.3 - time.monotonic()))
     mark = ns.mark()
     r = query.udp(d.port, "_web._tcp.srvl.test", "SRV")
     assert r.rcode == dns.rcode.NOERROR and r.msg.answer, r.text()
-    # a target that is not local is fetched ahead, A and AAAA: the
-    # control that prefetching is on
     query.udp(d.port, "_far._tcp.srvl.test", "SRV")
     deadline = time.monotonic() + 2.0
-    while ns.count("far.srvl.test", since=mark) < 2 and \
+    while ns.count("far.srvl.test", "A", since=mark) < 1 and \
             time.monotonic() < deadline:
         time.sleep(0.05)
-    assert ns.count("far.srvl.test", since=mark) == 2, ns.queries(mark)
+    assert ns.count("far.srvl.test", "A", since=mark) == 1, ns.queries(mark)
+    assert ns.count("far.srvl.test", "AAAA", since=mark) == 0, \
+        ns.queries(mark)
     assert ns.count("web.srvl.test", since=mark) == 0, ns.queries(mark)
     assert query.addresses(query.udp(d.port, "web.srvl.test")) == \
         {"192.0.2.71"}

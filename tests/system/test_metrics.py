@@ -61,6 +61,8 @@ FAMILIES = {
     "dnsdamper_resolutions_inflight": "gauge",
     "dnsdamper_resolutions_over_budget_total": "counter",
     "dnsdamper_waiters_refused_total": "counter",
+    "dnsdamper_upstream_retries_total": "counter",
+    "dnsdamper_upstream_retries_denied_total": "counter",
     "dnsdamper_upstream_mismatched_total": "counter",
     "dnsdamper_upstream_malformed_total": "counter",
     "dnsdamper_upstream_oversized_total": "counter",

@@ -96,15 +96,6 @@ def _data(reply, qname, qtype):
     return rrset[0].to_text()
 
 
-def _wait_logged(server, qname, qtype, since, timeout=3.0):
-    """Poll named's query log until qname/qtype shows up (bounded)."""
-    deadline = time.monotonic() + timeout
-    while server.count(qname, qtype, since=since) == 0:
-        assert time.monotonic() < deadline, \
-            f"named never asked for {qname} {qtype}"
-        time.sleep(0.05)
-
-
 def _wait_until(cond, timeout, what):
     """Poll cond every 20 ms until true; fail with what after timeout s."""
     deadline = time.monotonic() + timeout
@@ -141,16 +132,14 @@ def test_outage_longer_than_ttls_serves_every_cached_name_stale(
                   extra=OUTAGE_CONF)
     mark = ns.mark()
 
-    # 1. warm the cache: A, AAAA, SRV (whose targets' A and AAAA the daemon
-    # fetches itself, srv-prefetch-targets), and an NXDOMAIN
+    # 1. warm the cache: A, AAAA, SRV and its target's A and AAAA (asked
+    # by the client: srv-prefetch-targets fetches only what clients ask),
+    # and an NXDOMAIN
     for qname, qtype, rcode in NAMES:
-        if qname == "target.st.test":
-            continue                # cached by the SRV prefetch, not asked
         r = query.udp(d.port, qname, qtype)
         assert r.rcode == rcode, r.text()
         assert _data(r, qname, qtype) == OLD[qname, qtype], r.text()
-    for qtype in ("A", "AAAA"):
-        _wait_logged(ns, "target.st.test", qtype, mark)
+    assert ns.count("target.st.test", "A", since=mark) == 1
     cached_by = time.monotonic()    # every entry was stored before this
 
     # 2. cut the upstream off, and change the zone meanwhile
@@ -274,12 +263,14 @@ SF_PAUSE = 0.25                 # s between rounds: ~2 s of queries
 
 
 @pytest.mark.parametrize("serve_stale", ["yes", "no"])
-def test_servfail_30_percent_never_reaches_a_cached_name(
+def test_servfail_80_percent_never_reaches_a_cached_name(
         new_bind, faultproxy, dnsdamper, bind, serve_stale):
     """With serve-stale yes, no cached name is ever answered SERVFAIL while
-    30 % of the upstream queries get SERVFAIL (seeded, so repeatable): a
+    80 % of the upstream queries get SERVFAIL (seeded, so repeatable): a
     failed refresh falls back to the stale entry (RFC 8767 §4). With
-    serve-stale no (the negative control) some of them are."""
+    serve-stale no (the negative control) some of them are. (At 30 % the
+    retries of the lone upstream, 5 tries in all, almost always find an
+    answer: see test_flaky.py; at 80 % a third of the refreshes fail.)"""
     ns = new_bind("sf", {"sf.test": SF_ZONE})
     fp = faultproxy(ns, seed=30)
     d = dnsdamper([Forward("sf.test", [fp]), Forward(".", [bind])],
@@ -295,8 +286,8 @@ def test_servfail_30_percent_never_reaches_a_cached_name(
         assert query.addresses(r) == {f"192.0.2.{100 + i}"}, r.text()
     # 2. let them all expire (TTL 2 s after the last was stored)
     time.sleep(max(0.0, r.received + SF_TTL + 0.3 - time.monotonic()))
-    # 3. 30 % SERVFAIL from now on; ask every name, round after round
-    fp.set(servfail=0.3)
+    # 3. 80 % SERVFAIL from now on; ask every name, round after round
+    fp.set(servfail=0.8)
     rcodes, stale_answers, wrong = [], 0, []
     for _ in range(SF_ROUNDS):
         for i, name in enumerate(SF_NAMES):
@@ -329,9 +320,10 @@ def test_failed_refresh_is_not_retried_within_stale_refresh_interval(
         new_bind, faultproxy, dnsdamper, bind):
     """RFC 8767 §5 failure recheck timer. After a refresh of an expired
     entry failed, the entry's stale answer goes out at once, without
-    asking any upstream, until stale-refresh-interval (3 s) has passed
-    since that failure; then a query starts a new refresh (in the
-    background: the answer is still stale at once).
+    asking any upstream, until stale-refresh-interval (3 s, times a factor
+    in [3/4, 5/4) drawn for the entry) has passed since that failure, the
+    upstream having answered nothing meanwhile; then a query starts a new
+    refresh (in the background: the answer is still stale at once).
 
     "At once" is checked against half a second: a client that waited for
     a refresh would sit through client-timeout (1.5 s), or at least the
@@ -349,13 +341,14 @@ def test_failed_refresh_is_not_retried_within_stale_refresh_interval(
     assert query.addresses(r) == {"192.0.2.21"}, r.text()
     time.sleep(max(0.0, r.received + ttl + 0.3 - time.monotonic()))
 
-    # the refresh fails: the upstream answers SERVFAIL, and the client,
-    # which was waiting for it, gets the stale answer
+    # the refresh fails: the upstream answers SERVFAIL, to the query and
+    # to the 4 retries the lone upstream gets (flaky is not down), and
+    # the client, which was waiting for it, gets the stale answer
     fp.set(servfail=1.0)
     r = query.udp(d.port, "x.sr.test", timeout=1.5 + 5)
     assert query.addresses(r) == {"192.0.2.21"}, r.text()
     stale.assert_stale(r, STALE_TTL)
-    assert fp.stats()["servfail"] == 1
+    assert fp.stats()["servfail"] == 5
     failed_by = r.received
 
     # within the interval: stale at once, and the upstream is not asked
@@ -370,12 +363,16 @@ def test_failed_refresh_is_not_retried_within_stale_refresh_interval(
         assert r.received - r.sent < 0.5, \
             f"stale answer after {r.received - r.sent:.3f} s"
         time.sleep(0.3)
-    assert time.monotonic() < failed_by + interval, "test too slow"
+    # the entry's recheck time is interval times [3/4, 5/4), drawn per
+    # entry: at least 2.25 s
+    assert time.monotonic() < failed_by + interval * 3 / 4, "test too slow"
     assert fp.stats()["received_udp"] == before, \
         "a refresh within stale-refresh-interval"
 
-    # past the interval: still stale at once, but a refresh goes out
-    time.sleep(max(0.0, failed_by + interval + 0.2 - time.monotonic()))
+    # past the interval (at most 3.75 s): still stale at once, but a
+    # refresh goes out
+    time.sleep(max(0.0, failed_by + interval * 5 / 4 + 0.2 -
+                   time.monotonic()))
     r = query.udp(d.port, "x.sr.test", timeout=1.5 + 5)
     stale.assert_stale(r, STALE_TTL)
     assert r.received - r.sent < 0.5
@@ -505,9 +502,9 @@ def test_late_prefetch_means_stale_at_once(new_bind, faultproxy, dnsdamper,
 def test_refresh_retried_as_soon_as_an_upstream_is_back(
         new_bind, faultproxy, dnsdamper, bind):
     """After a failed refresh the entry waits stale-refresh-interval (1 h
-    here) before the next, unless an upstream of its zone comes back up
-    meanwhile: then the next query (still answered stale, at once) starts
-    a refresh, and the one after it is fresh."""
+    here) before the next, unless an upstream of its zone answers again
+    meanwhile: then the next query starts a refresh and, the upstream being
+    known to answer, waits for it (client-timeout): it is fresh."""
     ttl = 2
     ns = new_bind("rc", {"rc.test": zone("rc.test", ttl,
                                          ["x A 192.0.2.25",
@@ -533,7 +530,5 @@ def test_refresh_retried_as_soon_as_an_upstream_is_back(
     d.wait_log(rf"upstream 127\.0\.0\.1:{fp.port} is up again", since=mark,
                timeout=5.0)
     r = query.udp(d.port, "x.rc.test")
-    stale.assert_stale(r, STALE_TTL)           # at once, and a refresh
-    assert r.received - r.sent < 0.4
-    r = _poll_fresh(d, "x.rc.test", "A", 3.0, "192.0.2.25")
+    assert query.addresses(r) == {"192.0.2.25"}, r.text()
     stale.assert_fresh(r, ttl)

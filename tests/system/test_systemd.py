@@ -24,6 +24,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -34,8 +35,12 @@ import pytest
 from dnstest import checks, ports, proc, query, wire
 from dnstest.daemon import Forward
 from dnstest.sdnotify import NotifySocket, wrapper
+from dnstest.zonetext import zone
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "package"))
+from load import Load                   # noqa: E402
+
 FDNAME = "dnsdamper-listen"
 
 
@@ -327,6 +332,104 @@ def test_fdstore_handover_between_thread_counts(dnsdamper, bind, notify,
             s_.close()
         for fd in fds:
             os.close(fd)
+
+
+RS_NAMES = {f"n{i}.rs.test.": {f"192.0.2.{100 + i}"} for i in range(50)}
+RS_ZONE = zone("rs.test", 600, [f"n{i} A 192.0.2.{100 + i}"
+                                for i in range(50)])
+RATE = 1000                     # queries a second, as the issue's client
+
+
+def _next_ready(notify, pid, after):
+    """The first READY=1 from pid after notification index after."""
+    return notify.wait_for(
+        lambda m: m.get("READY") == "1" and m.pid == pid and
+        notify.messages.index(m) > after, timeout=10.0,
+        what=f"READY=1 from {pid}")
+
+
+@pytest.mark.timeout_s(60)
+@pytest.mark.parametrize("handover", [True, False])
+def test_reload_restart_and_upgrade_under_load_lose_nothing(
+        dnsdamper, new_bind, bind, notify, tmp_path, handover):
+    """`systemctl reload`, `systemctl restart` and an upgrade of the binary
+    under a client sending 1,000 queries a second (tests/package/load.py,
+    open loop, each query given 1 s): not one query fails or times out.
+    The upstream is stopped first, so that only the cache can answer:
+    through the reload it is the same process; through each restart,
+    played as systemd does it with FileDescriptorStoreMax= (SIGTERM, the
+    stored sockets kept meanwhile, the next process started with them as
+    LISTEN_FDS), the queries that arrive while no daemon runs wait in
+    those sockets, and the next process answers them from the cache file
+    the last one wrote, read before it reads its first query. The upgrade
+    is a restart on another binary file (a copy of this one). The latency
+    figures are printed (a benchmark's business, not asserted here).
+    Negative control, no handover (each new process binds the port
+    itself, as without the fd store): the queries sent while the port is
+    closed are refused (ICMP port unreachable), and fail."""
+    ns = new_bind("rs", {"rs.test": RS_ZONE})
+    cache_file = tmp_path / "cache.dump"
+    forwards = [Forward("rs.test", [ns]), Forward(".", [bind])]
+    extra = [f"cache-file {cache_file}"]
+    first = dnsdamper(forwards, extra=extra, env=notify.env)
+    fds, names = _take_stored(notify, first.proc.pid)
+    try:
+        for name, want in RS_NAMES.items():
+            assert query.addresses(query.udp(first.port, name)) == want
+        ns.stop()
+        load = Load([(ports.LOOPBACK, first.port)], RS_NAMES, rate=RATE,
+                    timeout=1.0, max_seconds=30.0).start()
+        time.sleep(1.0)
+        # systemctl reload: SIGHUP, RELOADING=1 then READY=1
+        seen = len(notify.messages)
+        first.signal(signal.SIGHUP)
+        _next_ready(notify, first.proc.pid, seen)
+        time.sleep(1.0)
+        upgraded = tmp_path / "dnsdamper-upgraded"
+        shutil.copy2(first.binary, upgraded)
+        running = first
+        for binary in (first.binary, upgraded):
+            seen = len(notify.messages)
+            _stopped(running)
+            env, wrap = notify.env, ()
+            if handover:
+                env = {**env, "LISTEN_FDS": str(len(fds)),
+                       "LISTEN_FDNAMES": ":".join(names)}
+                wrap = wrapper(pid_env=["LISTEN_PID"], fds=fds)
+            else:
+                for fd in fds:
+                    os.close(fd)
+                fds = []
+            running = dnsdamper(
+                forwards, extra=extra, start=False, port=first.port,
+                binary=binary, env=env, wrapper=wrap, pass_fds=fds)
+            running.spawn()
+            if handover:
+                _next_ready(notify, running.proc.pid, seen)
+            else:
+                # what it stored (before its READY=1) is held by the
+                # notify socket: closed before the next restart, which
+                # must bind anew
+                fds, names = _take_stored(notify, running.proc.pid)
+            log = running.stderr()
+            assert re.search(rf"cache-file {re.escape(str(cache_file))}: "
+                             r"5\d entries restored", log), log
+            assert "(socket activation)" not in log, log
+            time.sleep(1.0)
+        result = load.stop()
+    finally:
+        for fd in fds:
+            os.close(fd)
+    print(f"reload, restart and upgrade under load: {result.summary()}")
+    if not handover:
+        assert result.failed > 0, result.summary()
+        return
+    assert result.failed == 0 and result.timed_out == 0, \
+        (result.summary(), result.failures)
+    assert result.right == result.sent
+    # open loop: 1,000 a second for the 4 s slept at least
+    assert result.sent >= 0.9 * RATE * 4, result.summary()
+    checks.still_serving(running)
 
 
 def test_watchdog_pings(dnsdamper, bind, notify):

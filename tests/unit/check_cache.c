@@ -398,11 +398,12 @@ START_TEST(stale_refresh_failure)
 	ldns_pkt_free(lookup_stale(&fx, T0 + 130000, &res));
 	ck_assert(res.refresh_failed);
 	ck_assert(!res.may_refresh);
-	/* stale-refresh-interval 30 s later, a refresh may be tried again,
-	 * and the failure is still known. */
-	ldns_pkt_free(lookup_stale(&fx, T0 + 159999, &res));
+	/* stale-refresh-interval (30 s) times [3/4, 5/4) later, a refresh
+	 * may be tried again, and the failure is still known: not before
+	 * 22.5 s, always by 37.5 s (the spread is recheck_spread's). */
+	ldns_pkt_free(lookup_stale(&fx, T0 + 130000 + 22499, &res));
 	ck_assert(!res.may_refresh);
-	ldns_pkt_free(lookup_stale(&fx, T0 + 160000, &res));
+	ldns_pkt_free(lookup_stale(&fx, T0 + 130000 + 37500, &res));
 	ck_assert(res.may_refresh);
 	ck_assert(res.refresh_failed);
 	/* A successful refresh replaces it and forgets the failure. */
@@ -411,6 +412,129 @@ START_TEST(stale_refresh_failure)
 	    "an|nx.example. 60 IN A 192.0.2.9", NULL), "nx.example.",
 	    LDNS_RR_TYPE_A);
 	ldns_pkt_free(lookup(&fx, T0 + 1000, CACHE_FRESH));
+	fx_fini(&fx);
+}
+END_TEST
+
+/* The first instant (ms after T0) at which fx's entry may be refreshed:
+ * its failure recheck time, found by bisection in [lo, hi]. */
+static uint64_t
+first_refresh(struct fixture *fx, uint64_t lo, uint64_t hi)
+{
+	struct cache_result res;
+	uint64_t mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		cache_lookup(fx->c, &fx->key, &fx->q, NULL, T0 + mid, NULL, 0,
+		    &res);
+		ck_assert_int_eq(res.state, CACHE_STALE);
+		if (res.may_refresh)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * No two hosts in step: 1,000 names stored at T0 (TTL 10 s), their
+ * refreshes all failed at T0 + 20 s. Each one's prefetch point (drawn
+ * when stored) is uniform in [0, 65536): each tenth holds 100 of them
+ * (sd 9.5; bounds 4 sd out). Each one's failure recheck (RFC 8767 §5) is
+ * stale-refresh-interval (30 s) times a factor uniform in [3/4, 5/4):
+ * at 42.5 s to 57.5 s after T0, each 1.5 s tenth of that holding 100.
+ */
+START_TEST(recheck_and_prefetch_spread)
+{
+	unsigned points[10] = { 0 }, rechecks[10] = { 0 };
+	struct cache_limits lim = limits;
+	struct cache_result res;
+	struct fixture fx;
+	char name[32], rr[64];
+	uint64_t at;
+	int i;
+
+	lim.stale_max_age = 86400;
+	fx_init(&fx, &lim);
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "n%d.example.", i);
+		snprintf(rr, sizeof(rr), "an|%s 10 IN A 192.0.2.1", name);
+		store(&fx, testpkt_response(name, LDNS_RR_TYPE_A, 0, 0, rr,
+		    NULL), name, LDNS_RR_TYPE_A);
+		cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0, NULL, 0, &res);
+		points[res.prefetch_point / 6554]++;
+		cache_refresh_failed(fx.c, &fx.key, T0 + 20000);
+		at = first_refresh(&fx, 20000, 60000);
+		ck_assert_uint_ge(at, 20000 + 22500);
+		ck_assert_uint_lt(at, 20000 + 37500);
+		rechecks[(at - 42500) / 1500]++;
+		testpkt_free(&fx.qpkt);
+	}
+	for (i = 0; i < 10; i++) {
+		ck_assert_uint_ge(points[i], 60);
+		ck_assert_uint_le(points[i], 140);
+		ck_assert_uint_ge(rechecks[i], 60);
+		ck_assert_uint_le(rechecks[i], 140);
+	}
+	cache_free(fx.c);
+}
+END_TEST
+
+/*
+ * Whether a client asked for an entry (SRV target prefetch fetches only
+ * those): a lookup that writes an answer is a client's and marks it; a
+ * peek does not; an entry made for waiting clients is marked; the mark
+ * stays across the entries that replace it. And whether an entry ended a
+ * failed refresh (its next prefetch point is drawn wider, once).
+ */
+START_TEST(asked_by_clients)
+{
+	static const char *a = "an|t.example. 300 IN A 192.0.2.1";
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct cache_result res;
+	struct msg_response r;
+	struct cache_entry *e;
+	struct testpkt resp;
+	struct fixture fx;
+
+	fx_init(&fx, &limits);
+	store(&fx, testpkt_response("t.example.", LDNS_RR_TYPE_A, 0, 0, a,
+	    NULL), "t.example.", LDNS_RR_TYPE_A);
+	cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0, NULL, 0, &res);
+	ck_assert(!res.asked);
+	cache_lookup(fx.c, &fx.key, &fx.q, &opts, T0, out, sizeof(out), &res);
+	ck_assert(res.asked);
+	ck_assert(!res.after_failure);
+	/* Its refresh fails; a prefetch's entry replaces it, inherits the
+	 * mark, and is known to end a failure; the next one is not. */
+	cache_refresh_failed(fx.c, &fx.key, T0 + 500);
+	resp = testpkt_response("t.example.", LDNS_RR_TYPE_A, 0, 0, a, NULL);
+	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
+	ck_assert_ptr_nonnull(e = cache_entry_new(fx.c, &r, T0 + 1000));
+	ck_assert_int_eq(cache_insert(fx.c, &fx.key, e), 0);
+	cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0 + 1000, NULL, 0, &res);
+	ck_assert(res.asked);
+	ck_assert(res.after_failure);
+	ck_assert_ptr_nonnull(e = cache_entry_new(fx.c, &r, T0 + 1500));
+	ck_assert_int_eq(cache_insert(fx.c, &fx.key, e), 0);
+	cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0 + 1500, NULL, 0, &res);
+	ck_assert(!res.after_failure);
+	/* Flushed, then made for a waiting client: marked. */
+	cache_flush(fx.c, NULL, 0, 0, 0);
+	ck_assert_ptr_nonnull(e = cache_entry_new(fx.c, &r, T0 + 2000));
+	cache_entry_set_asked(e);
+	ck_assert_int_eq(cache_insert(fx.c, &fx.key, e), 0);
+	cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0 + 2000, NULL, 0, &res);
+	ck_assert(res.asked);
+	/* Flushed, then made for the cache alone: not. */
+	cache_flush(fx.c, NULL, 0, 0, 0);
+	ck_assert_ptr_nonnull(e = cache_entry_new(fx.c, &r, T0 + 3000));
+	ck_assert_int_eq(cache_insert(fx.c, &fx.key, e), 0);
+	cache_lookup(fx.c, &fx.key, &fx.q, NULL, T0 + 3000, NULL, 0, &res);
+	ck_assert(!res.asked);
+	msg_response_free(&r);
+	testpkt_free(&resp);
 	fx_fini(&fx);
 }
 END_TEST
@@ -538,6 +662,32 @@ see(const struct cache_record *rec, void *arg)
 }
 
 /*
+ * A cache file restored on many hosts at once must not make its entries
+ * due at the same instant: each import of rec (key, into c at now) draws
+ * the entry's prefetch point anew, uniform in [0, 65536): over 1,000
+ * imports each tenth holds 100 (sd 9.5; bounds 4 sd out).
+ */
+static void
+restored_points_spread(struct cache *c, const struct cache_record *rec,
+    const struct cache_key *key, uint64_t now)
+{
+	unsigned tenths[10] = { 0 };
+	struct cache_result res;
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		ck_assert_int_eq(cache_import(c, rec, now), 0);
+		cache_lookup(c, key, NULL, NULL, now, NULL, 0, &res);
+		ck_assert_int_eq(res.state, CACHE_FRESH);
+		tenths[res.prefetch_point / 6554]++;
+	}
+	for (i = 0; i < 10; i++) {
+		ck_assert_uint_ge(tenths[i], 60);
+		ck_assert_uint_le(tenths[i], 140);
+	}
+}
+
+/*
  * A record walked out of one cache goes into another on another clock,
  * keeping its age, TTLs and failed refresh; bad records are refused.
  */
@@ -600,6 +750,7 @@ START_TEST(walk_and_import)
 	ck_assert_uint_eq(res.expires_in, 295000);
 	ck_assert(res.refresh_failed);
 	ck_assert_uint_eq(res.failed_at, t1 - 4000);
+	restored_points_spread(b, &all.answer.rec, &other, t1);
 	cache_free(b);
 	fx_fini(&fx);
 }
@@ -746,12 +897,13 @@ see_one(const struct cache_record *rec, void *arg)
 }
 
 /*
- * One allocation per entry (cache.c), charged as what it takes: 58
- * octets of the table's node and the entry's fields; the message without
+ * One allocation per entry (cache.c), charged as what it takes: 62
+ * octets of the table's node and the entry's fields (its flags and its
+ * jitter, 3 of them, and an octet to align the jitter); the message without
  * its OPT: header 12, question www.example. A 13 + 4, the A record with
  * its owner a pointer to the qname 2 + 10 + 4, 45 octets, rounded up to
  * 46 for the TTL offsets after it; 2 for its one TTL offset; 16 for
- * malloc's own header and rounding; 8 for its share of the buckets: 130.
+ * malloc's own header and rounding; 8 for its share of the buckets: 134.
  * The message, as a walk shows it, holds the key: its qname folded
  * whatever case the upstream used, and the TTL field holds the stored
  * TTL (30 raised to min-ttl 60). An entry offered under a key that is not
@@ -775,7 +927,7 @@ START_TEST(entry_layout)
 	    NULL), "www.example.", LDNS_RR_TYPE_A), 0);
 	cache_stats(fx.c, &st);
 	ck_assert_uint_eq(st.entries, 1);
-	ck_assert_uint_eq(st.bytes, 130);
+	ck_assert_uint_eq(st.bytes, 134);
 	memset(&seen, 0, sizeof(seen));
 	for (i = 0; i < cache_slices(fx.c); i++)
 		cache_walk_slice(fx.c, i, T0, see_one, &seen);
@@ -840,6 +992,8 @@ cache_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, positive_countdown);
+	tcase_add_test(tc, recheck_and_prefetch_spread);
+	tcase_add_test(tc, asked_by_clients);
 	tcase_add_test(tc, cname_chain_each_ttl);
 	tcase_add_test(tc, ttl_bounds);
 	tcase_add_test(tc, nxdomain_soa_ttl_below);

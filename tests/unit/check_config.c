@@ -1145,6 +1145,8 @@ START_TEST(test_print_canonical)
 	    "tcp-initial-timeout 3s\n"
 	    "max-inflight 1024\n"
 	    "max-waiters 1000\n"
+	    "retry-budget 10\n"
+	    "retry-budget-min 20\n"
 	    "ratelimit 0\n"
 	    "ratelimit-slip 2\n"
 	    "ratelimit-size 10000\n"

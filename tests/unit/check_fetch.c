@@ -21,7 +21,7 @@
 #include "zone.h"
 
 #define ADDRESS		"\300\0\2\1"	/* 192.0.2.1, every answer's */
-#define MAX_STEPS	24
+#define MAX_STEPS	32
 #define MAX_WAITERS	8
 
 enum op {
@@ -37,7 +37,9 @@ enum op {
 	OP_UPSTREAM,	/* upstream n's state is up, its failures in a row
 			 * fails */
 	OP_REFRESH,	/* a refresh with no waiter: fetch_join returns n */
-	OP_SOCKET	/* the n-th query sent (from 0) is in state sock */
+	OP_SOCKET,	/* the n-th query sent (from 0) is in state sock */
+	OP_BACK		/* upstream n answers another worker (after its
+			 * silence), which tells this one (fetch_resume_back) */
 };
 
 /*
@@ -71,7 +73,8 @@ enum reply {
 	R_CHAIN_17,	/* 17 CNAMEs, then A 192.0.2.1 */
 	R_FORMERR,	/* FORMERR, no OPT: what a server without EDNS says
 			 * to a query with one (RFC 6891 §7) */
-	R_NOTIMP	/* NOTIMP, no OPT: what some such servers say */
+	R_NOTIMP,	/* NOTIMP, no OPT: what some such servers say */
+	R_UNREACHABLE	/* no answer: ICMP port unreachable */
 };
 
 struct step {
@@ -126,6 +129,7 @@ struct step {
 #define STATS_AT(wk, ...)	{ .op = OP_STATS, .worker = wk, \
 				    .st = { __VA_ARGS__ } }
 #define SOCKET(k, s)		{ .op = OP_SOCKET, .n = k, .sock = s }
+#define BACK(up)		{ .op = OP_BACK, .n = up }
 
 struct scenario {
 	const char	*what;
@@ -133,6 +137,12 @@ struct scenario {
 	uint32_t	 max_inflight;	/* 0: 100 */
 	uint32_t	 zone_inflight;	/* the zone's own max-inflight, or 0 */
 	uint32_t	 max_waiters;	/* 0: 100 */
+	int		 one_upstream;	/* the zone forwards to upstream 0
+					 * alone */
+	int		 budget;	/* retry-budget 0, retry-budget-min
+					 * budget_min; else the defaults,
+					 * 10 % and 10 */
+	uint32_t	 budget_min;
 	int		 shared;	/* two workers sharing an in-flight
 					 * index, each told of the other's
 					 * ends at once (the daemon posts
@@ -184,9 +194,14 @@ static const struct scenario scenarios[] = {
 		SOCKET(0, S_REUSABLE),
 		SOCKET(1, S_CLOSED),
 	} },
-	{ .what = "SERVFAIL and REFUSED ask the next upstream at once; when "
-	    "every one failed, the fetch fails at the loop's next turn",
-	    .steps = {
+	/*
+	 * Flaky is not down: an upstream that answers SERVFAIL or REFUSED is
+	 * left for the next; the last one left is asked again, 4 times
+	 * (FETCH_SAME_RETRIES), before the fetch fails.
+	 */
+	{ .what = "SERVFAIL and REFUSED ask the next upstream at once, the "
+	    "last one left 4 times more; when every one failed, the fetch "
+	    "fails at the loop's next turn", .steps = {
 		ASK("a.example.", 1),
 		SENT(0, "a.example."),
 		REPLY(0, "a.example.", R_SERVFAIL),
@@ -194,8 +209,147 @@ static const struct scenario scenarios[] = {
 		SENT(1, "a.example."),
 		REPLY(1, "a.example.", R_REFUSED),
 		SOCKET(1, S_REUSABLE),
+		SENT(1, "a.example."),
+		REPLY(1, "a.example.", R_SERVFAIL),
+		SENT(1, "a.example."),
+		REPLY(1, "a.example.", R_REFUSED),
+		SENT(1, "a.example."),
+		REPLY(1, "a.example.", R_SERVFAIL),
+		SENT(1, "a.example."),
+		REPLY(1, "a.example.", R_REFUSED),
 		QUIET,
 		PASS(0),
+		DONE("a.example.", FETCH_FAILED, 1),
+		/* answers that are failures: alive, not down */
+		UPSTREAM(1, .down = 0, .fails = 5),
+	} },
+	{ .what = "a lone upstream's SERVFAIL is asked again at once: flaky "
+	    "is not down", .one_upstream = 1, .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_SERVFAIL),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_REFUSED),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+		UPSTREAM(0, .down = 0, .fails = 0),
+	} },
+	{ .what = "unreachable is silence, not an answer: a lone upstream "
+	    "is not asked again at once", .one_upstream = 1, .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		REPLY(0, "a.example.", R_UNREACHABLE),
+		QUIET,
+		PASS(0),
+		DONE("a.example.", FETCH_FAILED, 1),
+		UPSTREAM(0, .down = 0, .fails = 1),
+	} },
+	/*
+	 * The retry budget (retry-budget 0, retry-budget-min 1 here): one
+	 * query beyond a first in any 10 s; beyond it, a SERVFAIL fails the
+	 * fetch (the client gets stale or SERVFAIL) and an RTO passes
+	 * without a hedge (the client waits).
+	 */
+	{ .what = "beyond the retry budget: no hedge after the RTO, no retry "
+	    "after SERVFAIL", .budget = 1, .budget_min = 1, .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		PASS(400),
+		SENT(1, "a.example."),		/* the one allowed */
+		REPLY(1, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+		ASK("b.example.", 1),
+		SENT(0, "b.example."),
+		PASS(400),
+		QUIET,				/* no hedge: the client waits */
+		PASS(600),
+		QUIET,
+		REPLY(0, "b.example.", R_ANSWER),
+		DONE("b.example.", FETCH_ANSWER, 1),
+		ASK("c.example.", 1),
+		SENT(0, "c.example."),
+		REPLY(0, "c.example.", R_SERVFAIL),
+		QUIET,				/* upstream 1 is not asked */
+		PASS(0),
+		DONE("c.example.", FETCH_FAILED, 1),
+		/* 10 s after the hedge of a.example., the window has room */
+		PASS(10000),
+		ASK("d.example.", 1),
+		SENT(0, "d.example."),
+		REPLY(0, "d.example.", R_SERVFAIL),
+		SENT(1, "d.example."),
+		REPLY(1, "d.example.", R_ANSWER),
+		DONE("d.example.", FETCH_ANSWER, 1),
+	} },
+	/*
+	 * A lone upstream goes silent: timeouts at 400 ms (RTO 400), then
+	 * 1200 (800), then 2800 (1600): three silent failures, down. Once
+	 * every upstream is down, no more retransmissions: the client waits
+	 * (or gets stale) and the probes look for its return. When it
+	 * answers another question (at 3000 ms, say a probe's or a new
+	 * client's), the resolution that was waiting asks it again at once,
+	 * instead of waiting out query-timeout (5 s).
+	 */
+	{ .what = "every upstream down: no retries; back: what waits is "
+	    "asked again at once", .one_upstream = 1, .query_timeout = 5000,
+	    .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		PASS(400),
+		SENT(0, "a.example."),
+		PASS(800),
+		SENT(0, "a.example."),
+		PASS(1600),
+		UPSTREAM(0, .down = 1, .fails = 3),
+		QUIET,
+		PASS(200),
+		QUIET,
+		ASK("b.example.", 1),		/* its first query goes out */
+		SENT(0, "b.example."),
+		REPLY(0, "b.example.", R_ANSWER),
+		DONE("b.example.", FETCH_ANSWER, 1),
+		UPSTREAM(0, .down = 0, .fails = 0),
+		SENT(0, "a.example."),		/* at once, at 3000 ms */
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
+	/*
+	 * The same, but the upstream's return is seen by another worker (an
+	 * answer there, at 3000 ms): told, this one asks again at once too.
+	 */
+	{ .what = "every upstream down: back at another worker: what waits "
+	    "here is asked again at once", .one_upstream = 1,
+	    .query_timeout = 5000, .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		PASS(400),
+		SENT(0, "a.example."),
+		PASS(800),
+		SENT(0, "a.example."),
+		PASS(1600),
+		UPSTREAM(0, .down = 1, .fails = 3),
+		PASS(200),
+		QUIET,
+		BACK(0),
+		UPSTREAM(0, .down = 0, .fails = 0),
+		SENT(0, "a.example."),		/* at once, at 3000 ms */
+		REPLY(0, "a.example.", R_ANSWER),
+		DONE("a.example.", FETCH_ANSWER, 1),
+	} },
+	{ .what = "every upstream down and silent: the fetch waits for its "
+	    "deadline without asking again", .one_upstream = 1,
+	    .query_timeout = 5000, .steps = {
+		ASK("a.example.", 1),
+		SENT(0, "a.example."),
+		PASS(400),
+		SENT(0, "a.example."),
+		PASS(800),
+		SENT(0, "a.example."),
+		PASS(1600),
+		PASS(2199),
+		QUIET,
+		PASS(1),
 		DONE("a.example.", FETCH_FAILED, 1),
 	} },
 	{ .what = "SERVFAIL from one, an answer from the next", .steps = {
@@ -583,6 +737,7 @@ world_new(struct world *w, const struct scenario *sc)
 	struct config_forward fw;
 	struct config conf;
 	const char *err;
+	size_t i;
 
 	memset(w, 0, sizeof(*w));
 	testnet_init(&w->net, 1000000);
@@ -593,7 +748,7 @@ world_new(struct world *w, const struct scenario *sc)
 	memset(&fw, 0, sizeof(fw));
 	fw.zone = "example.";
 	fw.upstreams = w->ups;
-	fw.n_upstreams = 2;
+	fw.n_upstreams = sc->one_upstream ? 1 : 2;
 	fw.policy = CONFIG_POLICY_ORDER;
 	fw.max_inflight = sc->zone_inflight;
 	memset(&conf, 0, sizeof(conf));
@@ -608,12 +763,14 @@ world_new(struct world *w, const struct scenario *sc)
 		s.max_waiters = sc->max_waiters;
 	ck_assert_ptr_nonnull(w->cache = cache_new(1 << 20, &lim));
 	ck_assert_ptr_nonnull(w->reg = upstream_registry_new(50, 2000));
+	if (sc->budget)
+		upstream_budget_set(w->reg, 0, sc->budget_min);
 	ck_assert_ptr_nonnull(w->zones = zone_table_new(w->reg, &conf));
 	ck_assert_ptr_nonnull(w->ctx = fetch_ctx_new_on(&w->net.t, &s, done,
 	    w));
 	/* Loop probes are fetch_loop's business: none here. */
-	zone_at(w->zones, 0)->upstreams[0]->loop_checked = 1;
-	zone_at(w->zones, 0)->upstreams[1]->loop_checked = 1;
+	for (i = 0; i < fw.n_upstreams; i++)
+		zone_at(w->zones, 0)->upstreams[i]->loop_checked = 1;
 	if (sc->shared)
 		world_share(w, &s);
 	if (sc->lost)
@@ -787,6 +944,10 @@ reply(struct world *w, const struct step *st)
 {
 	uint8_t pkt[2048];
 
+	if (st->reply == R_UNREACHABLE) {
+		testnet_unreachable(latest(w, (size_t)st->n, st->name));
+		return;
+	}
 	testnet_deliver(latest(w, (size_t)st->n, st->name), pkt,
 	    response(latest(w, (size_t)st->n, st->name), st->reply, pkt));
 }
@@ -891,6 +1052,11 @@ START_TEST(scenario)
 			break;
 		case OP_SOCKET:
 			socket_is(&w, st);
+			break;
+		case OP_BACK:
+			upstream_answered(zone_at(w.zones, 0)->upstreams[st->n],
+			    10, w.net.now);
+			fetch_resume_back(w.ctx, w.net.now);
 			break;
 		case OP_END:
 			break;

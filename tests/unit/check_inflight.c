@@ -22,7 +22,9 @@ notify(void *arg, const struct cache_key *key)
 	unsigned w = (unsigned)(uintptr_t)arg;
 
 	__atomic_add_fetch(&told[w], 1, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&told_key[w], key->data[0], __ATOMIC_SEQ_CST);
+	/* 0 for the word that an upstream is back (key NULL) */
+	__atomic_store_n(&told_key[w], key != NULL ? key->data[0] : 0,
+	    __ATOMIC_SEQ_CST);
 }
 
 /* A key of octets c, len long, its hash made from them: the index needs
@@ -130,6 +132,27 @@ START_TEST(notify_off)
 }
 END_TEST
 
+/*
+ * Worker 2 saw an upstream back: every other worker with a notify
+ * function is told, once, with no key; worker 2 itself, and worker 1
+ * (told nothing), are not.
+ */
+START_TEST(resume_tells_the_others)
+{
+	struct inflight *idx = index_new();
+
+	inflight_notify(idx, 1, NULL, NULL);
+	inflight_resume(idx, 2);
+	ck_assert_uint_eq(told[0], 1);
+	ck_assert_uint_eq(told[1], 0);
+	ck_assert_uint_eq(told[2], 0);
+	ck_assert_uint_eq(told[3], 1);
+	ck_assert_uint_eq(told_key[0], 0);
+	ck_assert_uint_eq(told_key[3], 0);
+	inflight_free(idx);
+}
+END_TEST
+
 #define ROUNDS	20000
 
 static struct inflight *shared;
@@ -190,6 +213,7 @@ inflight_suite(void)
 	tcase_add_test(tc, claim_wait_release);
 	tcase_add_test(tc, keys_apart);
 	tcase_add_test(tc, notify_off);
+	tcase_add_test(tc, resume_tells_the_others);
 	tcase_add_test(tc, no_wakeup_lost);
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);

@@ -62,9 +62,12 @@ pool_zone(struct pool *pl, const uint32_t *rto, const int *down, size_t n)
 	return &pl->z;
 }
 
-/* A fresh entry stored with ttl seconds that has left ms to live. */
+/*
+ * A fresh entry stored with ttl seconds that has left ms to live, its
+ * prefetch point drawn as point (of 65536), asked by a client or not.
+ */
 static struct cache_result
-fresh(uint32_t ttl, uint64_t left, int may_refresh)
+fresh(uint32_t ttl, uint64_t left, uint16_t point, int asked)
 {
 	struct cache_result res;
 
@@ -72,32 +75,42 @@ fresh(uint32_t ttl, uint64_t left, int may_refresh)
 	res.state = CACHE_FRESH;
 	res.ttl = ttl;
 	res.expires_in = left;
-	res.may_refresh = may_refresh;
+	res.prefetch_point = point;
+	res.asked = asked;
 	return res;
 }
 
-/* prefetch_due and prefetch_target_due of fresh(ttl, left, may_refresh). */
+/* prefetch_due and prefetch_target_due of fresh(ttl, left, point). */
 static int
-due(const struct zone *z, uint32_t ttl, uint64_t left, int may_refresh)
+due(const struct zone *z, uint32_t ttl, uint64_t left, uint16_t point)
 {
-	struct cache_result res = fresh(ttl, left, may_refresh);
+	struct cache_result res = fresh(ttl, left, point, 1);
 
 	return prefetch_due(&res, z);
 }
 
 static int
-target_due(const struct zone *z, uint32_t ttl, uint64_t left,
-    int may_refresh)
+due_after_failure(const struct zone *z, uint32_t ttl, uint64_t left,
+    uint16_t point)
 {
-	struct cache_result res = fresh(ttl, left, may_refresh);
+	struct cache_result res = fresh(ttl, left, point, 1);
+
+	res.after_failure = 1;
+	return prefetch_due(&res, z);
+}
+
+static int
+target_due(const struct zone *z, uint32_t ttl, uint64_t left, int asked)
+{
+	struct cache_result res = fresh(ttl, left, 0, asked);
 
 	return prefetch_target_due(&res, z);
 }
 
 static int
-may_be_due(uint32_t ttl, uint64_t left, int may_refresh)
+may_be_due(uint32_t ttl, uint64_t left)
 {
-	struct cache_result res = fresh(ttl, left, may_refresh);
+	struct cache_result res = fresh(ttl, left, 0, 1);
 
 	return prefetch_may_be_due(&res);
 }
@@ -139,17 +152,36 @@ START_TEST(due_at_exact_instants)
 	const struct zone *z = pool_zone(&pl, (const uint32_t[]){ 2000 }, up,
 	    1);
 
-	/* TTL 300 s through z: window max(30 s, 4 * 2 s) = 30 s. */
-	ck_assert_int_eq(due(z, 300, 30001, 1), 0);
-	ck_assert_int_eq(due(z, 300, 30000, 1), 1);
-	ck_assert_int_eq(due(z, 300, 0, 1), 1);
-	/* A refresh failed within stale-refresh-interval: not yet again. */
-	ck_assert_int_eq(due(z, 300, 1000, 0), 0);
-	ck_assert_int_eq(may_be_due(300, 1000, 0), 0);
+	/*
+	 * TTL 300 s through z: window max(30 s, 4 * 2 s) = 30 s before
+	 * expiry; the lead a refresh needs, 4 RTOs, 8 s. The entry's point,
+	 * drawn when stored, is 8 s + 22 s * point / 65536 before expiry:
+	 * point 0 at 8 s, 32768 at 19 s, 65535 at 29,999 ms (22,000 *
+	 * 65,535 / 65,536 = 21,999.66, rounded down).
+	 */
+	ck_assert_int_eq(due(z, 300, 8001, 0), 0);
+	ck_assert_int_eq(due(z, 300, 8000, 0), 1);
+	ck_assert_int_eq(due(z, 300, 0, 0), 1);
+	ck_assert_int_eq(due(z, 300, 19001, 32768), 0);
+	ck_assert_int_eq(due(z, 300, 19000, 32768), 1);
+	ck_assert_int_eq(due(z, 300, 30000, 65535), 0);
+	ck_assert_int_eq(due(z, 300, 29999, 65535), 1);
+	/* No zone, no lead: the whole window, 0 to 30 s. */
+	ck_assert_int_eq(due(NULL, 300, 1, 0), 0);
+	ck_assert_int_eq(due(NULL, 300, 0, 0), 1);
+	ck_assert_int_eq(due(NULL, 300, 15000, 32768), 1);
+	ck_assert_int_eq(due(NULL, 300, 15001, 32768), 0);
+	/* The first life after a failed refresh: the point is drawn over
+	 * the last half of it, 150 s, its lead as before: 8 s + 142 s *
+	 * point / 65536, 79 s for 32768. */
+	ck_assert_int_eq(due_after_failure(z, 300, 79001, 32768), 0);
+	ck_assert_int_eq(due_after_failure(z, 300, 79000, 32768), 1);
+	ck_assert_int_eq(due_after_failure(z, 300, 8000, 0), 1);
+	ck_assert_int_eq(due_after_failure(z, 300, 8001, 0), 0);
 	/* The zone-free test passes up to half the life (150 s) and no more. */
-	ck_assert_int_eq(may_be_due(300, 150000, 1), 1);
-	ck_assert_int_eq(due(z, 300, 150000, 1), 0);
-	ck_assert_int_eq(may_be_due(300, 150001, 1), 0);
+	ck_assert_int_eq(may_be_due(300, 150000), 1);
+	ck_assert_int_eq(due(z, 300, 150000, 65535), 0);
+	ck_assert_int_eq(may_be_due(300, 150001), 0);
 }
 END_TEST
 
@@ -168,9 +200,9 @@ START_TEST(may_be_due_is_necessary)
 		z = pool_zone(&pl, &rtos[i], up, 1);
 		for (j = 0; j < sizeof(ttls) / sizeof(ttls[0]); j++) {
 			w = prefetch_window(z, ttls[j]);
-			ck_assert_int_eq(due(z, ttls[j], w, 1), 1);
-			ck_assert_int_eq(may_be_due(ttls[j], w, 1), 1);
-			ck_assert_int_eq(due(z, ttls[j], w + 1, 1), 0);
+			ck_assert_int_le(due(z, ttls[j], w, 65535), 1);
+			ck_assert_int_eq(may_be_due(ttls[j], w), 1);
+			ck_assert_int_eq(due(z, ttls[j], w + 1, 65535), 0);
 		}
 	}
 }
@@ -180,19 +212,21 @@ START_TEST(target_due_at_exact_instants)
 {
 	struct cache_result res;
 
-	/* Nothing usable cached: fetch it. */
+	/* Nothing cached: no client is known to ask it; never fetched. */
 	memset(&res, 0, sizeof(res));
 	res.state = CACHE_ABSENT;
-	ck_assert_int_eq(prefetch_target_due(&res, NULL), 1);
+	ck_assert_int_eq(prefetch_target_due(&res, NULL), 0);
+	/* Stale, asked by a client: fetch it; not asked: no. */
 	res.state = CACHE_STALE;
+	res.asked = 1;
 	ck_assert_int_eq(prefetch_target_due(&res, NULL), 1);
-	res.state = CACHE_FAILED;
-	ck_assert_int_eq(prefetch_target_due(&res, NULL), 1);
-	/* Fresh, TTL 300 s, no zone: due in its last 30 s only. */
+	res.asked = 0;
+	ck_assert_int_eq(prefetch_target_due(&res, NULL), 0);
+	/* Fresh, TTL 300 s, no zone: due in its last 30 s only, when a
+	 * client asked for it. */
 	ck_assert_int_eq(target_due(NULL, 300, 30001, 1), 0);
 	ck_assert_int_eq(target_due(NULL, 300, 30000, 1), 1);
-	/* Unlike a client's entry, a failed refresh does not hold it back. */
-	ck_assert_int_eq(target_due(NULL, 300, 30000, 0), 1);
+	ck_assert_int_eq(target_due(NULL, 300, 30000, 0), 0);
 }
 END_TEST
 

@@ -119,10 +119,13 @@ START_TEST(down_probes)
 	upstream_failed(u, NULL, now);
 	upstream_failed(u, &www, now);
 	ck_assert(u->down);
-	/* Its first probe is 1 s later (UPSTREAM_PROBE_FIRST). */
-	probe_down(zones, now + 999, record, &s);
+	/* Its first probe is within 1 s (UPSTREAM_PROBE_FIRST, full jitter:
+	 * check_upstream), at u->next_probe. */
+	ck_assert_uint_le(u->next_probe, now + 1000);
+	now = u->next_probe;
+	probe_down(zones, now - 1, record, &s);
 	ck_assert_uint_eq(s.n, 0);
-	probe_down(zones, now + 1000, record, &s);
+	probe_down(zones, now, record, &s);
 	/* The SOA of the first zone it is met in ("."), and the question it
 	 * failed, through the zone that claims it; the other upstream, up,
 	 * is left alone. */
@@ -135,10 +138,14 @@ START_TEST(down_probes)
 	ck_assert_ptr_eq(s.z[1], corp);
 	ck_assert_uint_eq(s.q[1].qtype, MSG_TYPE_A);
 	ck_assert_mem_eq(s.q[1].qname, www.qname, 18);
-	/* Met again in corp.example., but probed once per back-off (2 s). */
+	/* Met again in corp.example., but probed once per back-off (up to
+	 * 2 s), at a random point of it. */
 	s.n = 0;
-	probe_down(zones, now + 2999, record, &s);
+	ck_assert_uint_le(u->next_probe, now + 2000);
+	probe_down(zones, u->next_probe - 1, record, &s);
 	ck_assert_uint_eq(s.n, 0);
+	probe_down(zones, u->next_probe, record, &s);
+	ck_assert_uint_eq(s.n, 2);
 }
 END_TEST
 
@@ -152,7 +159,7 @@ START_TEST(down_probe_unclaimed_question)
 	upstream_failed(u, &q, 1);
 	upstream_failed(u, &q, 1);
 	upstream_failed(u, &q, 1);
-	probe_down(zones, 1001, record, &s);
+	probe_down(zones, 1001, record, &s);	/* within 1 s of 1 */
 	ck_assert_uint_eq(s.n, 1);
 	ck_assert_uint_eq(s.q[0].qtype, MSG_TYPE_SOA);
 }

@@ -7,6 +7,7 @@
 #include "autoconf.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -41,9 +42,11 @@ struct answers {
 
 static struct answers got;
 
-/* The state of the cache entry of a.example. A (plain key) at now. */
+/* The state of the cache entry of a.example. A (plain key) at now, and
+ * whether a client asked for it (NULL: not wanted). A peek: it marks
+ * nothing asked. */
 static enum cache_state
-cached(struct cache *c, uint64_t now)
+cached_asked(struct cache *c, uint64_t now, int *asked)
 {
 	struct testpkt q = testpkt_query("a.example.", LDNS_RR_TYPE_A,
 	    LDNS_RD, 1232, 0);
@@ -55,7 +58,15 @@ cached(struct cache *c, uint64_t now)
 	cache_key_make(c, &mq.q, 0, 0, &key);
 	cache_lookup(c, &key, &mq, NULL, now, NULL, 0, &res);
 	testpkt_free(&q);
+	if (asked != NULL)
+		*asked = res.asked;
 	return res.state;
+}
+
+static enum cache_state
+cached(struct cache *c, uint64_t now)
+{
+	return cached_asked(c, now, NULL);
 }
 
 static void
@@ -204,14 +215,18 @@ world_free(struct world *w)
 }
 
 /*
- * Client id asks a.example. A over UDP; the status query_handle gives,
- * with the rcode of an answer given at once in *rcode.
+ * Client id asks name A over UDP; the status query_handle gives, with the
+ * rcode of an answer given at once in *rcode and, if stale is not NULL,
+ * in *stale whether that answer was stale (its TTL the stale-answer-ttl,
+ * 30 s, where the zone's is 300).
  */
 static enum query_status
-ask(struct world *w, uint16_t id, unsigned *rcode)
+ask_name(struct world *w, const char *name, uint16_t id, unsigned *rcode,
+    int *stale)
 {
-	struct testpkt t = testpkt_query("a.example.", LDNS_RR_TYPE_A, LDNS_RD,
-	    1232, 0);
+	struct testpkt t = testpkt_query(name, LDNS_RR_TYPE_A, LDNS_RD, 1232,
+	    0);
+	ldns_pkt *p;
 	struct client c;
 	uint8_t out[QUERY_ANSWER_MAX];
 	enum query_status st;
@@ -226,21 +241,48 @@ ask(struct world *w, uint16_t id, unsigned *rcode)
 	    sizeof(out), &len);
 	if (st == QUERY_ANSWERED)
 		*rcode = MSG_RCODE(wire_rd16(out + 2));
+	if (st == QUERY_ANSWERED && stale != NULL) {
+		p = testpkt_parse(out, len);
+		*stale = ldns_pkt_ancount(p) > 0 &&
+		    testpkt_ttl(p, LDNS_SECTION_ANSWER, 0) == 30;
+		ldns_pkt_free(p);
+	}
 	testpkt_free(&t);
 	return st;
+}
+
+static enum query_status
+ask(struct world *w, uint16_t id, unsigned *rcode)
+{
+	return ask_name(w, "a.example.", id, rcode, NULL);
+}
+
+/*
+ * The upstream answers query i of those sent, for name: A 192.0.2.1,
+ * TTL 300, or with rcode (no records) if it is not NOERROR.
+ */
+static void
+upstream_replies(struct world *w, size_t i, const char *name, int rcode)
+{
+	char rr[128];
+	struct testpkt t;
+
+	snprintf(rr, sizeof(rr), "an|%s 300 IN A 192.0.2.1", name);
+	t = rcode != 0 ? testpkt_response(name, LDNS_RR_TYPE_A,
+	    (ldns_pkt_rcode)rcode, 1232, NULL) : testpkt_response(name,
+	    LDNS_RR_TYPE_A, 0, 1232, rr, NULL);
+	ck_assert_uint_lt(i, w->net.n_sent);
+	memcpy(t.wire, w->net.sent[i].msg, 2);		/* its ID */
+	testnet_deliver(&w->net.sent[i], t.wire, t.len);
+	testpkt_free(&t);
 }
 
 /* The upstream answers the one query sent: A 192.0.2.1, TTL 300. */
 static void
 upstream_answers(struct world *w)
 {
-	struct testpkt t = testpkt_response("a.example.", LDNS_RR_TYPE_A, 0,
-	    1232, "an|a.example. 300 IN A 192.0.2.1", NULL);
-
 	ck_assert_uint_eq(w->net.n_sent, 1);
-	memcpy(t.wire, w->net.sent[0].msg, 2);		/* its ID */
-	testnet_deliver(&w->net.sent[0], t.wire, t.len);
-	testpkt_free(&t);
+	upstream_replies(w, 0, "a.example.", 0);
 }
 
 /*
@@ -344,6 +386,96 @@ START_TEST(max_waiters_servfail_at_once)
 END_TEST
 
 /*
+ * The upstream answers b.example. (asked by client id); 1 ms later client
+ * id + 1 asks a.example., which waits for a resolution that is sent, and
+ * gets its answer.
+ */
+static void
+answered_elsewhere_then_resolved(struct world *w, uint16_t id)
+{
+	size_t sent = w->net.n_sent;
+	unsigned rcode;
+
+	ck_assert_int_eq(ask_name(w, "b.example.", id, &rcode, NULL),
+	    QUERY_PENDING);
+	upstream_replies(w, sent, "b.example.", 0);
+	ck_assert_uint_eq(got.rcode[id], MSG_RCODE_NOERROR + 1);
+	testnet_pass(&w->net, 1);
+	ck_assert_int_eq(ask(w, id + 1, &rcode), QUERY_PENDING);
+	ck_assert_uint_eq(w->net.n_sent, sent + 2);
+	upstream_replies(w, sent + 1, "a.example.", 0);
+	ck_assert_uint_eq(got.rcode[id + 1], MSG_RCODE_NOERROR + 1);
+}
+
+/*
+ * RFC 9520: a.example.'s resolution fails by query-timeout (2 s: at
+ * 400 ms, then 1200 ms, the lone upstream's timeouts, and no answer), and
+ * the failure is cached for failure-ttl (5 s): a query 1 ms later is
+ * answered SERVFAIL at once, with nothing sent. The upstream then answers
+ * b.example.: the failure is over before its 5 s, and a.example. is
+ * resolved again.
+ */
+START_TEST(cached_failure_ends_with_any_answer)
+{
+	struct world w;
+	unsigned rcode;
+	size_t sent;
+
+	world_new(&w, 1000);
+	ck_assert_int_eq(ask(&w, 1, &rcode), QUERY_PENDING);
+	testnet_pass(&w.net, 2000);
+	ck_assert_uint_eq(got.rcode[1], MSG_RCODE_SERVFAIL + 1);
+	sent = w.net.n_sent;
+	ck_assert_uint_eq(sent, 3);
+	testnet_pass(&w.net, 1);
+	ck_assert_int_eq(ask(&w, 2, &rcode), QUERY_ANSWERED);
+	ck_assert_uint_eq(rcode, MSG_RCODE_SERVFAIL);
+	ck_assert_uint_eq(w.net.n_sent, sent);
+	answered_elsewhere_then_resolved(&w, 3);
+	world_free(&w);
+}
+END_TEST
+
+/*
+ * RFC 8767 §5: a.example. (TTL 300) expired; its refresh meets SERVFAIL
+ * five times (the lone upstream asked again 4 times) and fails: the client
+ * that waited gets the stale answer, and within its failure recheck time
+ * (stale-refresh-interval 30 s times [3/4, 5/4)) the next query is
+ * answered stale at once, nothing sent. Then the upstream answers
+ * b.example.: a good answer for any name ends the wait, and the next
+ * query of a.example. waits for a refresh, which is sent.
+ */
+START_TEST(stale_ends_with_any_answer)
+{
+	struct world w;
+	unsigned rcode;
+	size_t sent;
+	int stale;
+
+	world_new(&w, 1000);
+	ck_assert_int_eq(ask(&w, 1, &rcode), QUERY_PENDING);
+	upstream_answers(&w);
+	testnet_pass(&w.net, 300000);
+	ck_assert_int_eq(ask(&w, 2, &rcode), QUERY_PENDING);
+	for (sent = 1; sent <= 5; sent++) {
+		ck_assert_uint_eq(got.rcode[2], 0);
+		upstream_replies(&w, sent, "a.example.", LDNS_RCODE_SERVFAIL);
+	}
+	testnet_pass(&w.net, 0);
+	ck_assert_uint_eq(got.rcode[2], MSG_RCODE_NOERROR + 1);
+	sent = w.net.n_sent;
+	ck_assert_uint_eq(sent, 6);
+	testnet_pass(&w.net, 22499);
+	ck_assert_int_eq(ask_name(&w, "a.example.", 3, &rcode, &stale),
+	    QUERY_ANSWERED);
+	ck_assert(stale);
+	ck_assert_uint_eq(w.net.n_sent, sent);
+	answered_elsewhere_then_resolved(&w, 4);
+	world_free(&w);
+}
+END_TEST
+
+/*
  * With other workers on the cache, the answer is in it before the first
  * waiter is sent it (so that none of theirs misses what one of ours has);
  * alone, a worker stores it after answering, from the same entry.
@@ -352,7 +484,7 @@ START_TEST(stored_before_answered_when_shared)
 {
 	struct world w;
 	unsigned rcode;
-	int shared;
+	int shared, asked;
 
 	for (shared = 0; shared <= 1; shared++) {
 		world_new(&w, 1000);
@@ -364,7 +496,10 @@ START_TEST(stored_before_answered_when_shared)
 		ck_assert_uint_eq(got.sent, 1);
 		ck_assert_int_eq(got.at_first, shared ? CACHE_FRESH :
 		    CACHE_ABSENT);
-		ck_assert_int_eq(cached(w.ctx.cache, w.net.now), CACHE_FRESH);
+		/* a client waited for it: SRV target prefetch may fetch it */
+		ck_assert_int_eq(cached_asked(w.ctx.cache, w.net.now, &asked),
+		    CACHE_FRESH);
+		ck_assert(asked);
 		got.cache = NULL;
 		world_free(&w);
 	}
@@ -455,6 +590,8 @@ query_suite(void)
 	tcase_add_test(tc, waiters_answered_over_turns);
 	tcase_add_test(tc, failure_answered_over_turns);
 	tcase_add_test(tc, max_waiters_servfail_at_once);
+	tcase_add_test(tc, cached_failure_ends_with_any_answer);
+	tcase_add_test(tc, stale_ends_with_any_answer);
 	tcase_add_test(tc, stored_before_answered_when_shared);
 	tcase_add_test(tc, waiters_of_another_worker_answered_from_the_cache);
 	tcase_add_test(tc,

@@ -110,6 +110,22 @@ START_TEST(order_policies)
 }
 END_TEST
 
+/*
+ * u's next probe, scheduled at *now, is within [*now, *now + backoff]
+ * ms: not due a millisecond before it, due at it; *now becomes it.
+ */
+static void
+probe_walk(struct upstream *u, uint64_t *now, uint64_t backoff)
+{
+	uint64_t at = u->next_probe;
+
+	ck_assert_uint_ge(at, *now);
+	ck_assert_uint_le(at, *now + backoff);
+	ck_assert(at == *now || !upstream_probe_due(u, at - 1));
+	ck_assert(upstream_probe_due(u, at));
+	*now = at;
+}
+
 START_TEST(health_down_up_probe)
 {
 	struct upstream *out[3];
@@ -129,20 +145,16 @@ START_TEST(health_down_up_probe)
 	ck_assert_ptr_eq(out[0], pool[1]);
 	ck_assert_ptr_eq(out[1], pool[2]);
 	ck_assert_ptr_eq(out[2], pool[0]);
-	/* Probes: 1 s after, then back-off 2 s, 4 s, up to 8 s. */
-	ck_assert(!upstream_probe_due(pool[0], now + 999));
-	ck_assert(upstream_probe_due(pool[0], now + 1000));
-	ck_assert(!upstream_probe_due(pool[0], now + 2999));
-	ck_assert(upstream_probe_due(pool[0], now + 3000));
-	ck_assert(!upstream_probe_due(pool[0], now + 6999));
-	ck_assert(upstream_probe_due(pool[0], now + 7000));
-	now += 7000;
-	/* 8 s, then capped at 8 s. */
-	ck_assert(!upstream_probe_due(pool[0], now + 7999));
-	ck_assert(upstream_probe_due(pool[0], now += 8000));
-	ck_assert(!upstream_probe_due(pool[0], now + 7999));
-	ck_assert(upstream_probe_due(pool[0], now += 8000));
-	ck_assert(upstream_probe_due(pool[0], now += 8000));
+	/* Probes: within 1 s, then back-offs of 2 s, 4 s, 8 s, then 12 s
+	 * (UPSTREAM_PROBE_MAX), each probe at a random point of [0,
+	 * back-off] after the one before (full jitter; its distribution is
+	 * probe_full_jitter's). */
+	probe_walk(pool[0], &now, 1000);
+	probe_walk(pool[0], &now, 2000);
+	probe_walk(pool[0], &now, 4000);
+	probe_walk(pool[0], &now, 8000);
+	probe_walk(pool[0], &now, 12000);
+	probe_walk(pool[0], &now, 12000);
 	/* A timeout doubled the RTO it was sent with: 400 -> 800 ms. */
 	ck_assert_uint_eq(upstream_rto(pool[0]), 800);
 	/* Only an answer brings it back. */
@@ -176,10 +188,183 @@ START_TEST(late_is_not_down)
 	upstream_timed_out(pool[0], NULL, 600, now + 30, now + 720);
 	ck_assert(pool[0]->down);
 	/* Up again at now + 5000: what failed before then may be retried. */
-	ck_assert(!upstream_recovered(pool, 1, now));
+	ck_assert(upstream_answered_since(pool, 1, now - 1));
+	ck_assert(!upstream_answered_since(pool, 1, now));
 	upstream_answered(pool[0], 100, now + 5000);
-	ck_assert(upstream_recovered(pool, 1, now + 4999));
-	ck_assert(!upstream_recovered(pool, 1, now + 5000));
+	ck_assert(upstream_answered_since(pool, 1, now + 4999));
+	ck_assert(!upstream_answered_since(pool, 1, now + 5000));
+	ck_assert_uint_eq(upstream_back_at(pool[0]), now + 5000);
+	pool_put();
+}
+END_TEST
+
+/*
+ * Full jitter: the first probe of an upstream marked down comes at a
+ * uniformly random point of [0, 1000] ms. Over 4,000 upstreams marked
+ * down at the same instant (hosts that saw the same outage), the mean of
+ * those points is 500 ms (its standard error 4.6 ms: 1000 / sqrt(12 *
+ * 4000)), and each tenth of the second gets 400 of them (sd 19):
+ * bounds of 6 and 9 standard deviations cannot fail by chance.
+ */
+START_TEST(probe_full_jitter)
+{
+	uint64_t now = 1000000, sum = 0, at;
+	unsigned tenths[10] = { 0 };
+	struct upstream *u;
+	int i, j;
+
+	pool_get();
+	u = pool[0];
+	for (i = 0; i < 4000; i++) {
+		for (j = 0; j < UPSTREAM_DOWN_AFTER; j++)
+			upstream_failed(u, NULL, now);
+		ck_assert(u->down);
+		at = u->next_probe - now;
+		ck_assert_uint_le(at, UPSTREAM_PROBE_FIRST);
+		sum += at;
+		tenths[at * 10 / (UPSTREAM_PROBE_FIRST + 1)]++;
+		upstream_answered(u, 10, now);
+	}
+	ck_assert_uint_ge(sum / 4000, 500 - 28);
+	ck_assert_uint_le(sum / 4000, 500 + 28);
+	for (i = 0; i < 10; i++) {
+		ck_assert_uint_ge(tenths[i], 400 - 170);
+		ck_assert_uint_le(tenths[i], 400 + 170);
+	}
+	pool_put();
+}
+END_TEST
+
+/*
+ * Flaky is not down: answers that are failures (SERVFAIL, REFUSED) mark
+ * an upstream down only at UPSTREAM_DOWN_AFTER_ANSWERS (10) in a row;
+ * silent failures (timeouts, unreachable) at UPSTREAM_DOWN_AFTER (3), and
+ * a failed answer breaks a silent run.
+ */
+START_TEST(answered_failures_are_not_down)
+{
+	uint64_t now = 1000000;
+	int i;
+
+	pool_get();
+	for (i = 0; i < UPSTREAM_DOWN_AFTER_ANSWERS - 1; i++)
+		upstream_answered_failure(pool[0], NULL, now);
+	ck_assert(!pool[0]->down);
+	ck_assert_uint_eq(pool[0]->fails, 9);
+	upstream_answered_failure(pool[0], NULL, now);
+	ck_assert(pool[0]->down);
+	/* Silent, silent, answered, silent, silent: no 3 silent in a row
+	 * and 5 failures in all. */
+	upstream_failed(pool[1], NULL, now);
+	upstream_failed(pool[1], NULL, now);
+	upstream_answered_failure(pool[1], NULL, now);
+	upstream_failed(pool[1], NULL, now);
+	upstream_failed(pool[1], NULL, now);
+	ck_assert(!pool[1]->down);
+	upstream_failed(pool[1], NULL, now);
+	ck_assert(pool[1]->down);
+	/* 7 answered, then 3 silent: 10 in a row, and 3 silent too. */
+	for (i = 0; i < 7; i++)
+		upstream_answered_failure(pool[2], NULL, now);
+	upstream_failed(pool[2], NULL, now);
+	upstream_failed(pool[2], NULL, now);
+	ck_assert(!pool[2]->down);
+	upstream_failed(pool[2], NULL, now);
+	ck_assert(pool[2]->down);
+	/* An answer after only failed answers ends no outage: back_at is
+	 * when silence or a time down ended. */
+	upstream_answered(pool[0], 10, now + 100);
+	ck_assert_uint_eq(upstream_back_at(pool[0]), now + 100);
+	upstream_answered_failure(pool[0], NULL, now + 200);
+	upstream_answered(pool[0], 10, now + 300);
+	ck_assert_uint_eq(upstream_back_at(pool[0]), now + 100);
+	pool_put();
+}
+END_TEST
+
+/*
+ * upstream_refresh_allowed: a refresh that failed at F may go again once
+ * an upstream has answered after F. If that answer ended an outage
+ * (back_at B > F), at most 16 in the first second after B, 32 in the
+ * next, then 64, 128 and 256 a second from the fifth on; a refresh that
+ * failed after B is not counted.
+ */
+START_TEST(recovery_rate)
+{
+	static const unsigned per_second[] = { 16, 32, 64, 128, 256, 256 };
+	uint64_t now = 1000000, back = now + 30000, t;
+	unsigned s, n;
+	int i;
+
+	pool_get();
+	for (i = 0; i < UPSTREAM_DOWN_AFTER; i++)
+		upstream_failed(pool[0], NULL, now);
+	ck_assert(pool[0]->down);
+	/* Nothing answered since the failure at now + 10. */
+	ck_assert(!upstream_refresh_allowed(pool, 1, now + 10, now + 20));
+	upstream_answered(pool[0], 10, back);
+	ck_assert_uint_eq(upstream_back_at(pool[0]), back);
+	for (s = 0; s < 6; s++) {
+		t = back + s * 1000;
+		for (n = 0; n < per_second[s]; n++)
+			ck_assert(upstream_refresh_allowed(pool, 1, now + 10,
+			    t + n % 1000));
+		ck_assert(!upstream_refresh_allowed(pool, 1, now + 10,
+		    t + 999));
+	}
+	/* Failed after the return: no outage to recover from. */
+	upstream_answered(pool[0], 10, back + 5500);
+	ck_assert(upstream_refresh_allowed(pool, 1, back + 5100, back + 5999));
+	/* Answered since, but not after the failure at back + 5500. */
+	ck_assert(!upstream_refresh_allowed(pool, 1, back + 5500,
+	    back + 5999));
+	/* UPSTREAM_RECOVERY_SPAN after the return, no bound. */
+	for (n = 0; n < 1000; n++)
+		ck_assert(upstream_refresh_allowed(pool, 1, now + 10,
+		    back + UPSTREAM_RECOVERY_SPAN));
+	pool_put();
+}
+END_TEST
+
+/*
+ * The retry and hedge budget: further queries while fewer than 10 % of
+ * the first ones of the last 10 s, or fewer than retry-budget-min (here
+ * 2) in that window; the window slides one second at a time.
+ */
+START_TEST(retry_budget)
+{
+	struct upstream_budget_stats st;
+	uint64_t now = 5000000;
+	int i;
+
+	pool_get();
+	upstream_budget_set(reg, 10, 2);
+	/* A quiet host: no first query, still 2 retries in the window. */
+	ck_assert(upstream_budget_extra(reg, now));
+	ck_assert(upstream_budget_extra(reg, now + 9000));
+	ck_assert(!upstream_budget_extra(reg, now + 9999));
+	/* The first slid out at now + 10000. */
+	ck_assert(upstream_budget_extra(reg, now + 10000));
+	ck_assert(!upstream_budget_extra(reg, now + 10000));
+	/* 50 first queries at now + 10 s: 10 % is 5 in the window (2
+	 * spent). */
+	for (i = 0; i < 50; i++)
+		upstream_budget_first(reg, now + 10000);
+	for (i = 0; i < 3; i++)
+		ck_assert(upstream_budget_extra(reg, now + 10500));
+	ck_assert(!upstream_budget_extra(reg, now + 10500));
+	upstream_budget_stats(reg, now + 10500, &st);
+	ck_assert_uint_eq(st.first, 50);
+	ck_assert_uint_eq(st.extra, 5);
+	ck_assert_uint_eq(st.extra_total, 6);
+	ck_assert_uint_eq(st.denied_total, 3);
+	/* 20 s later the window is empty: only the floor. */
+	upstream_budget_stats(reg, now + 30000, &st);
+	ck_assert_uint_eq(st.first + st.extra, 0);
+	/* retry-budget 0, retry-budget-min 0: never. */
+	upstream_budget_set(reg, 0, 0);
+	upstream_budget_first(reg, now + 30000);
+	ck_assert(!upstream_budget_extra(reg, now + 30000));
 	pool_put();
 }
 END_TEST
@@ -415,6 +600,10 @@ upstream_suite(void)
 	tcase_add_test(tc, order_policies);
 	tcase_add_test(tc, health_down_up_probe);
 	tcase_add_test(tc, late_is_not_down);
+	tcase_add_test(tc, probe_full_jitter);
+	tcase_add_test(tc, answered_failures_are_not_down);
+	tcase_add_test(tc, recovery_rate);
+	tcase_add_test(tc, retry_budget);
 	tcase_add_test(tc, failed_question_kept_for_probes);
 	tcase_add_test(tc, loops_excluded);
 	tcase_add_test(tc, fastest_explores);

@@ -200,6 +200,15 @@ testnet_deliver(struct transport_conn *c, const uint8_t *pkt, size_t len)
 	c->cb->response(c->arg, pkt, len, c->net->now);
 }
 
+/* testnet_unreachable: the kernel reports c's upstream unreachable (ICMP
+ * port unreachable), now: c must still be open. */
+static inline void
+testnet_unreachable(struct transport_conn *c)
+{
+	ck_assert_msg(c->open, "error on a query no longer listened for");
+	c->cb->error(c->arg, "Connection refused", c->net->now);
+}
+
 /* testnet_timers: how many timers exist (a fetch has two while alive). */
 static inline size_t
 testnet_timers(const struct testnet *net)
