@@ -9,10 +9,6 @@
 #include "name.h"
 #include "wire.h"
 
-/* The bits of a key's last octet. */
-#define KEY_DO			1
-#define KEY_CD			2
-
 /* Shards spread lock contention; each must still hold large answers. */
 #define CACHE_SHARDS		16
 #define CACHE_SHARD_MIN		(256 * 1024)
@@ -47,7 +43,7 @@ struct cache_entry {
 	uint16_t		 len;		/* of the message, octets */
 	uint16_t		 additional_offset; /* first additional RR */
 	uint8_t			 kind;		/* enum cache_kind */
-	uint8_t			 bits;		/* KEY_DO, KEY_CD */
+	uint8_t			 bits;		/* CACHEKEY_DO, CACHEKEY_CD */
 	uint8_t			 flags;		/* ENTRY_ASKED, ... */
 	uint16_t		 jitter;	/* random, drawn when stored:
 						 * low octet the prefetch point,
@@ -190,58 +186,8 @@ void
 cache_key_make(const struct cache *c, const struct msg_question *q,
     int do_bit, int cd_bit, struct cache_key *key)
 {
-	size_t n = q->qname_len;
-
-	memcpy(key->data, q->qname, n);
-	msg_name_fold(key->data, n);
-	wire_wr16(key->data + n, q->qtype);
-	wire_wr16(key->data + n + 2, q->qclass);
-	key->data[n + 4] = (do_bit ? KEY_DO : 0) | (cd_bit ? KEY_CD : 0);
-	key->len = n + CACHE_KEY_TAIL;
+	cachekey_fill(q, do_bit, cd_bit, key);
 	key->hash = lruhash_hash(c->table, key->data, key->len);
-}
-
-/* The qtype of a key whose qname is qlen octets. */
-static uint16_t
-key_qtype(const uint8_t *key, size_t qlen)
-{
-	return wire_rd16(key + qlen);
-}
-
-const uint8_t *
-cache_key_qname(const struct cache_key *key, size_t *len)
-{
-	*len = key->len - CACHE_KEY_TAIL;
-	return key->data;
-}
-
-uint16_t
-cache_key_qtype(const struct cache_key *key)
-{
-	return key_qtype(key->data, key->len - CACHE_KEY_TAIL);
-}
-
-void
-cache_key_question(const struct cache_key *key, struct msg_question *q)
-{
-	size_t n = key->len - CACHE_KEY_TAIL;
-
-	memcpy(q->qname, key->data, n);
-	q->qname_len = (uint8_t)n;
-	q->qtype = key_qtype(key->data, n);
-	q->qclass = wire_rd16(key->data + n + 2);
-}
-
-int
-cache_key_do(const struct cache_key *key)
-{
-	return (key->data[key->len - 1] & KEY_DO) != 0;
-}
-
-int
-cache_key_cd(const struct cache_key *key)
-{
-	return (key->data[key->len - 1] & KEY_CD) != 0;
 }
 
 static enum cache_kind
@@ -738,12 +684,12 @@ flush_visit(struct lruhash_node *n, void *arg)
 	size_t qlen = entry_qname_len(e);
 
 	if (a->keep != NULL)
-		return a->keep(k, qlen, key_qtype(k, qlen), a->keep_arg) ?
+		return a->keep(k, qlen, cachekey_raw_qtype(k, qlen), a->keep_arg) ?
 		    LRUHASH_KEEP : LRUHASH_REMOVE;
 	if (a->name == NULL)
 		return LRUHASH_REMOVE;
 	if (!name_matches(k, qlen, a->name, a->name_len, a->subtree) ||
-	    (a->qtype != 0 && key_qtype(k, qlen) != a->qtype))
+	    (a->qtype != 0 && cachekey_raw_qtype(k, qlen) != a->qtype))
 		return LRUHASH_KEEP;
 	return LRUHASH_REMOVE;
 }
@@ -867,8 +813,8 @@ record_valid(const struct cache *c, const struct cache_record *rec,
 	if (r->opt_index != -1 || r->n_rrs != rec->n_ttls ||
 	    rec->kind != kind_of(r) || rec->kind == CACHE_UNCACHEABLE)
 		return 0;
-	cache_key_make(c, &r->q, cache_key_do(rec->key),
-	    cache_key_cd(rec->key), key);
+	cache_key_make(c, &r->q, cachekey_do(rec->key),
+	    cachekey_cd(rec->key), key);
 	return key->len == rec->key->len &&
 	    memcmp(key->data, rec->key->data, key->len) == 0;
 }

@@ -10,18 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cachekey.h"
 #include "lruhash.h"
 #include "msg.h"
-
-/* qname (folded), then qtype, qclass and one octet of DO and CD bits. */
-#define CACHE_KEY_TAIL	(MSG_QTYPE_QCLASS_LEN + 1)
-#define CACHE_KEY_MAX	(MSG_NAME_MAX + CACHE_KEY_TAIL)
-
-struct cache_key {
-	uint8_t		data[CACHE_KEY_MAX];
-	size_t		len;
-	uint64_t	hash;
-};
 
 enum cache_kind {
 	CACHE_POSITIVE,		/* an answer, possibly through CNAMEs */
@@ -62,25 +53,12 @@ void	cache_set_limits(struct cache *c, const struct cache_limits *lim);
 
 /*
  * cache_key_make: the key of question q asked with the given DO and CD
- * bits: the qname folded to lower case (RFC 4343), qtype, qclass, bits.
+ * bits (cachekey.h's layout: the qname folded to lower case, RFC 4343,
+ * qtype, qclass, bits), with c's hash of it. Its parts are read back with
+ * cachekey.h's functions.
  */
 void	cache_key_make(const struct cache *c, const struct msg_question *q,
 	    int do_bit, int cd_bit, struct cache_key *key);
-
-/*
- * The parts of a key made by cache_key_make. cache_key_qname: its qname,
- * folded, uncompressed wire of *len octets (the root label included),
- * pointing into key. cache_key_question: that qname, qtype and qclass
- * (host order) copied into *q. cache_key_qtype: its qtype (host order).
- * cache_key_do, cache_key_cd: 1 if it was asked with the DO bit (RFC
- * 3225) or the CD bit (RFC 4035 §3.2.2), else 0.
- */
-const uint8_t *cache_key_qname(const struct cache_key *key, size_t *len);
-uint16_t cache_key_qtype(const struct cache_key *key);
-void	cache_key_question(const struct cache_key *key,
-	    struct msg_question *q);
-int	cache_key_do(const struct cache_key *key);
-int	cache_key_cd(const struct cache_key *key);
 
 /*
  * cache_entry_new: an entry built from upstream response r (borrowed)

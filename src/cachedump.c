@@ -88,7 +88,7 @@ dump_record(const struct cache_record *rec, void *arg)
 	char *type;
 
 	d->n++;
-	cache_key_question(rec->key, &q);
+	cachekey_question(rec->key, &q);
 	msg_name_to_str(q.qname, q.qname_len, name, sizeof(name));
 	if ((type = ldns_rr_type2str(q.qtype)) == NULL)
 		return;

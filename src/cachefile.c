@@ -313,8 +313,8 @@ same_forwarding(const struct file_zones *fz, struct zone_table *zones,
 	size_t qlen, i, len;
 	uint64_t fp;
 
-	qname = cache_key_qname(key, &qlen);
-	z = zone_find(zones, qname, qlen, cache_key_qtype(key));
+	qname = cachekey_qname(key, &qlen);
+	z = zone_find(zones, qname, qlen, cachekey_qtype(key));
 	if (z == NULL)
 		return 0;
 	for (i = 0; i < fz->n; i++) {

@@ -70,8 +70,8 @@ target_query(const uint8_t *target, size_t len, uint16_t qtype,
 	q->q.qname_len = (uint8_t)len;
 	q->q.qtype = qtype;
 	q->q.qclass = MSG_CLASS_IN;
-	q->edns.do_bit = cache_key_do(key);
-	q->flags = cache_key_cd(key) ? MSG_FLAG_CD : 0;
+	q->edns.do_bit = cachekey_do(key);
+	q->flags = cachekey_cd(key) ? MSG_FLAG_CD : 0;
 }
 
 size_t

@@ -215,8 +215,8 @@ query_zone(const struct query_ctx *ctx, const struct cache_key *key)
 	const uint8_t *qname;
 	size_t len;
 
-	qname = cache_key_qname(key, &len);
-	return zone_find(ctx->zones, qname, len, cache_key_qtype(key));
+	qname = cachekey_qname(key, &len);
+	return zone_find(ctx->zones, qname, len, cachekey_qtype(key));
 }
 
 /*
@@ -274,8 +274,8 @@ query_is_local(const struct query_ctx *ctx, const struct cache_key *key)
 	const uint8_t *qname;
 	size_t len;
 
-	qname = cache_key_qname(key, &len);
-	localzone_lookup(ctx->local, qname, len, cache_key_qtype(key), &res);
+	qname = cachekey_qname(key, &len);
+	localzone_lookup(ctx->local, qname, len, cachekey_qtype(key), &res);
 	return res.verdict != LOCALZONE_NONE;
 }
 
@@ -299,8 +299,8 @@ query_srv_targets(struct query_ctx *ctx, const struct msg_response *r,
 		return;
 	n = prefetch_srv_questions(r, key, qs);
 	for (i = 0; i < n; i++) {
-		cache_key_make(ctx->cache, &qs[i].q, cache_key_do(key),
-		    cache_key_cd(key), &tkey);
+		cache_key_make(ctx->cache, &qs[i].q, cachekey_do(key),
+		    cachekey_cd(key), &tkey);
 		/* A and AAAA of a target come in a row: one look for both. */
 		if (i == 0 || !msg_name_equal(qs[i].q.qname,
 		    qs[i].q.qname_len, qs[i - 1].q.qname,
@@ -410,7 +410,7 @@ answer_here(struct query_ctx *ctx, const struct msg_query *q,
 	if (q->q.qtype == MSG_TYPE_ANY && admit_minimal_any(ctx->conf,
 	    &c->peer, c->transport == CLIENT_UDP, q, &ctx->metrics))
 		return admit_write_any(ctx->conf, q, opts, out, cap);
-	qname = cache_key_qname(key, &len);
+	qname = cachekey_qname(key, &len);
 	return localdata_answer(ctx->local, q, qname, opts, ctx->scratch,
 	    sizeof(ctx->scratch), out, cap);
 }

@@ -609,17 +609,17 @@ START_TEST(key_parts)
 	for (bits = 0; bits < 4; bits++) {
 		cache_key_make(c, &q.q, bits & 1, (bits & 2) != 0, &key);
 		/* 3 www 7 example 0: 13 octets, the root label included. */
-		qname = cache_key_qname(&key, &len);
+		qname = cachekey_qname(&key, &len);
 		ck_assert_uint_eq(len, 13);
 		ck_assert_mem_eq(qname, folded, 13);
 		memset(&back, 0xff, sizeof(back));
-		cache_key_question(&key, &back);
+		cachekey_question(&key, &back);
 		ck_assert_uint_eq(back.qname_len, 13);
 		ck_assert_mem_eq(back.qname, folded, 13);
 		ck_assert_uint_eq(back.qtype, 33);	/* SRV */
 		ck_assert_uint_eq(back.qclass, 1);	/* IN */
-		ck_assert_int_eq(cache_key_do(&key), bits & 1);
-		ck_assert_int_eq(cache_key_cd(&key), (bits & 2) != 0);
+		ck_assert_int_eq(cachekey_do(&key), bits & 1);
+		ck_assert_int_eq(cachekey_cd(&key), (bits & 2) != 0);
 	}
 	cache_free(c);
 	testpkt_free(&t);
@@ -865,12 +865,12 @@ START_TEST(key_load)
 
 	/* www.example. A IN with DO: as cache_key_make makes it. */
 	ck_assert_int_eq(cache_key_load(c, good, sizeof(good) - 1, &key), 0);
-	cache_key_question(&key, &q);
+	cachekey_question(&key, &q);
 	cache_key_make(c, &q, 1, 0, &made);
 	ck_assert_uint_eq(key.len, made.len);
 	ck_assert_mem_eq(key.data, made.data, made.len);
 	ck_assert_uint_eq(key.hash, made.hash);
-	ck_assert_ptr_nonnull(cache_key_qname(&key, &len));
+	ck_assert_ptr_nonnull(cachekey_qname(&key, &len));
 	ck_assert_uint_eq(len, 13);
 	/* Too short for qtype, qclass and bits after the root. */
 	ck_assert_int_eq(cache_key_load(c, good, 5, &key), -1);
