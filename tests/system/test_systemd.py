@@ -365,8 +365,11 @@ def test_reload_restart_and_upgrade_under_load_lose_nothing(
     is a restart on another binary file (a copy of this one). The latency
     figures are printed (a benchmark's business, not asserted here).
     Negative control, no handover (each new process binds the port
-    itself, as without the fd store): the queries sent while the port is
-    closed are refused (ICMP port unreachable), and fail."""
+    itself, as without the fd store): queries are lost. Those sent while
+    the port is closed fail (ICMP port unreachable) or, when the kernel's
+    host-wide ICMP budget (net.ipv4.icmp_msgs_per_sec, shared with every
+    test running beside this one) sends no ICMP, time out; those left
+    unread in the stopped process's socket time out."""
     ns = new_bind("rs", {"rs.test": RS_ZONE})
     cache_file = tmp_path / "cache.dump"
     forwards = [Forward("rs.test", [ns]), Forward(".", [bind])]
@@ -422,7 +425,7 @@ def test_reload_restart_and_upgrade_under_load_lose_nothing(
             os.close(fd)
     print(f"reload, restart and upgrade under load: {result.summary()}")
     if not handover:
-        assert result.failed > 0, result.summary()
+        assert result.failed + result.timed_out > 0, result.summary()
         return
     assert result.failed == 0 and result.timed_out == 0, \
         (result.summary(), result.failures)
