@@ -49,6 +49,24 @@ class Result:
                 f"p99 {ms[1]}, max {ms[2]}")
 
 
+# After a restart the server answers the queries that waited in its
+# sockets all at once: a few hundred answers, more than the default
+# receive buffer (net.core.rmem_default, 208 KiB: some 270 small
+# datagrams) holds while this one Python thread is busy sending, and the
+# kernel drops the rest (RcvbufErrors) as if the server had lost them.
+RCVBUF = 8 * 1024 * 1024
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)     # Linux
+
+
+def _roomy_receive_buffer(s):
+    """Room for RCVBUF octets of answers: beyond net.core.rmem_max when
+    allowed to (CAP_NET_ADMIN), else as much as rmem_max lets."""
+    try:
+        s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RCVBUF)
+    except PermissionError:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
+
+
 class Load:
     def __init__(self, targets, expected, rate=1000, timeout=1.0,
                  max_seconds=60.0):
@@ -81,6 +99,7 @@ class Load:
         for addr, port in self.targets:
             family = socket.AF_INET6 if ":" in addr else socket.AF_INET
             s = socket.socket(family, socket.SOCK_DGRAM)
+            _roomy_receive_buffer(s)
             s.setblocking(False)
             s.connect((addr, port))
             sel.register(s, selectors.EVENT_READ, len(socks))
