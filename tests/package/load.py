@@ -4,7 +4,8 @@ answers do, each one counted as answered right, failed, or timed out.
 Queries go out on schedule (rate per second, spread over the targets and
 names in turn) from one connected UDP socket per target, so that a closed
 server socket shows as ECONNREFUSED (ICMP port unreachable) rather than
-silence. An answer is right when it has the query's ID and question,
+silence, as far as the kernel's host-wide ICMP budget
+(net.ipv4.icmp_msgs_per_sec) lets it send one. An answer is right when it has the query's ID and question,
 rcode NOERROR and exactly the expected A addresses; a query without an
 answer within timeout s has timed out. Sending stops at stop() or after
 max_seconds, whichever is first; then the last queries get their timeout
