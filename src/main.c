@@ -297,12 +297,12 @@ publish(struct daemon *d, struct snapshot *snap)
 	snapshot_unref(old);
 }
 
-/* The shared rate limit table as conf says (a reload). */
+/* The shared rate limit table sized as conf says (a reload); its rate
+ * and slip are each worker's, from the snapshot it serves with. */
 static void
 ratelimit_reconfigure(const struct daemon *d, const struct config *conf)
 {
-	if (ratelimit_configure(d->shared.ratelimit, conf->ratelimit,
-	    conf->ratelimit_slip, conf->ratelimit_size) == -1)
+	if (ratelimit_resize(d->shared.ratelimit, conf->ratelimit_size) == -1)
 		log_warnx("ratelimit-size %u: out of memory; keeping the "
 		    "previous table", conf->ratelimit_size);
 }
@@ -631,8 +631,8 @@ start_shared(struct daemon *d)
 	if ((d->cache = cache_new(d->conf.cache_size, &lim)) == NULL ||
 	    (d->upstreams = upstream_registry_new(d->conf.upstream_timeout_min,
 	    d->conf.upstream_timeout_max)) == NULL ||
-	    (d->shared.ratelimit = ratelimit_new(d->conf.ratelimit,
-	    d->conf.ratelimit_slip, d->conf.ratelimit_size)) == NULL ||
+	    (d->shared.ratelimit = ratelimit_new(d->conf.ratelimit_size)) ==
+	    NULL ||
 	    (d->n_workers > 1 &&
 	    (d->shared.index = inflight_new(d->n_workers)) == NULL) ||
 	    (zones = zone_table_new(d->upstreams, &d->conf)) == NULL ||
