@@ -231,12 +231,9 @@ routing_unchanged(const uint8_t *qname, size_t len, uint16_t qtype,
     void *arg)
 {
 	const struct routing *r = arg;
-	const struct zone *a, *b;
 
-	a = zone_find(r->old, qname, len, qtype);
-	b = zone_find(r->new, qname, len, qtype);
-	return a != NULL && b != NULL && strcmp(a->name_str, b->name_str) == 0 &&
-	    zone_same_upstreams(a, b);
+	return zone_route_kept(r->new, r->old, zone_find(r->old, qname, len,
+	    qtype), qname, len, qtype);
 }
 
 static void
@@ -358,12 +355,6 @@ reload(struct daemon *d, struct evbuffer *errors)
 	}
 	conf = snap->conf;
 	warn_restart_only(d, conf, d->snap->conf);
-	routing.old = d->snap->zones;
-	routing.new = snap->zones;
-	flushed = cache_flush_if(d->cache, routing_unchanged, &routing);
-	if (flushed > 0)
-		log_info("flushed %llu cached entries whose forwarding changed",
-		    (unsigned long long)flushed);
 	cache_limits_of(conf, &lim);
 	cache_set_limits(d->cache, &lim);
 	upstream_reconfigure(d->upstreams, conf->upstream_timeout_min,
@@ -371,7 +362,20 @@ reload(struct daemon *d, struct evbuffer *errors)
 	upstream_budget_set(d->upstreams, conf->retry_budget,
 	    conf->retry_budget_min);
 	ratelimit_reconfigure(d, conf);
+	routing.old = zone_table_ref(d->snap->zones);
+	routing.new = snap->zones;
 	publish(d, snap);
+	/*
+	 * Flushed once every worker serves the new routes: until it swapped,
+	 * a worker stored what it resolved under the old ones; after, it
+	 * stores nothing whose route changed while it was fetched
+	 * (query_fetch_done).
+	 */
+	flushed = cache_flush_if(d->cache, routing_unchanged, &routing);
+	zone_table_unref(routing.old);
+	if (flushed > 0)
+		log_info("flushed %llu cached entries whose forwarding changed",
+		    (unsigned long long)flushed);
 	choose_log(d->snap->conf);
 	log_serving(d);
 	log_info("reloaded");
