@@ -74,7 +74,8 @@ admit_checked(struct admit *a, const struct config *conf,
 	if (conf->ratelimit == 0 || !udp ||
 	    acl_match(&conf->exempt_clients.acl, client))
 		return ADMIT_SERVE;
-	if ((v = ratelimit_check(a->rl, client, now)) == RATELIMIT_PASS)
+	if ((v = ratelimit_check(a->rl, client, conf->ratelimit,
+	    conf->ratelimit_slip, now)) == RATELIMIT_PASS)
 		return ADMIT_SERVE;
 	if (v == RATELIMIT_DROP)
 		metrics_add(&m->ratelimit_dropped, 1);

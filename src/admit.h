@@ -37,9 +37,10 @@ enum admit_verdict {
 
 /*
  * admit_new: the admission state of a worker, asking rl (borrowed,
- * shared: main configures it as `ratelimit`, `ratelimit-slip` and
- * `ratelimit-size` say) when conf->ratelimit is not 0. Returns NULL if
- * out of memory.
+ * shared: main sizes it as `ratelimit-size` says) when conf->ratelimit is
+ * not 0, at the `ratelimit` and `ratelimit-slip` of the conf each query
+ * is admitted under (the worker's snapshot's, not another's that swapped
+ * first). Returns NULL if out of memory.
  */
 struct admit *admit_new(struct ratelimit *rl);
 

@@ -283,9 +283,6 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 		refuse(a, &counts->malformed, "a malformed response", now);
 		return;
 	}
-	/* The answer to this query came: nothing more is due on its
-	 * socket, whatever the attempt makes of it. */
-	a->answered = 1;
 	if (refuses_edns(a, &r)) {
 		msg_response_free(&r);
 		attempt_plain_retry(a, now);
@@ -364,9 +361,8 @@ void
 attempt_close(struct attempt *a)
 {
 	if (a->conn != NULL)
-		a->aq->t->ops->close(a->conn, a->answered);
+		a->aq->t->ops->close(a->conn);
 	a->conn = NULL;
-	a->answered = 0;
 }
 
 void

@@ -87,8 +87,6 @@ struct attempt {
 	int			 case_only;	/* the name came back only in
 						 * another case: the upstream's
 						 * doing, or forged */
-	int			 answered;	/* its response came: conn may
-						 * carry another query */
 	uint16_t		 id;
 	int			 cased;		/* qname has 0x20 case */
 	size_t			 wire_len;
@@ -136,8 +134,7 @@ void	attempt_timed_out(struct attempt *a, uint64_t now);
 
 /*
  * attempt_close: stop listening; the owner hears nothing more of a. Its
- * socket may carry another query if a's response came (transport.h),
- * else it is closed.
+ * socket is closed, the port with it (transport.h).
  */
 void	attempt_close(struct attempt *a);
 

@@ -164,7 +164,8 @@ fetch_end(struct fetch *f, enum fetch_outcome outcome,
     const struct msg_response *r, uint64_t now)
 {
 	struct fetch_result res = { outcome, r, &f->key, now,
-	    outcome == FETCH_FAILED && !f->reached, f->n_waiters };
+	    outcome == FETCH_FAILED && !f->reached, f->n_waiters, f->zones,
+	    f->zone };
 
 	table_remove(f->ctx, f);
 	if (f->kind == FETCH_RESOLVE || f->kind == FETCH_REMOTE)

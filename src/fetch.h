@@ -73,6 +73,8 @@ struct fetch_result {
 					 * not the upstreams' failure */
 	uint32_t		 waiters; /* clients waiting on it here
 					 * at its end */
+	const struct zone_table	*zones;	/* the routing it started with: */
+	const struct zone	*zone;	/* zones' zone it went through */
 };
 
 /*

@@ -231,12 +231,9 @@ routing_unchanged(const uint8_t *qname, size_t len, uint16_t qtype,
     void *arg)
 {
 	const struct routing *r = arg;
-	const struct zone *a, *b;
 
-	a = zone_find(r->old, qname, len, qtype);
-	b = zone_find(r->new, qname, len, qtype);
-	return a != NULL && b != NULL && strcmp(a->name_str, b->name_str) == 0 &&
-	    zone_same_upstreams(a, b);
+	return zone_route_kept(r->new, r->old, zone_find(r->old, qname, len,
+	    qtype), qname, len, qtype);
 }
 
 static void
@@ -297,12 +294,12 @@ publish(struct daemon *d, struct snapshot *snap)
 	snapshot_unref(old);
 }
 
-/* The shared rate limit table as conf says (a reload). */
+/* The shared rate limit table sized as conf says (a reload); its rate
+ * and slip are each worker's, from the snapshot it serves with. */
 static void
 ratelimit_reconfigure(const struct daemon *d, const struct config *conf)
 {
-	if (ratelimit_configure(d->shared.ratelimit, conf->ratelimit,
-	    conf->ratelimit_slip, conf->ratelimit_size) == -1)
+	if (ratelimit_resize(d->shared.ratelimit, conf->ratelimit_size) == -1)
 		log_warnx("ratelimit-size %u: out of memory; keeping the "
 		    "previous table", conf->ratelimit_size);
 }
@@ -358,12 +355,6 @@ reload(struct daemon *d, struct evbuffer *errors)
 	}
 	conf = snap->conf;
 	warn_restart_only(d, conf, d->snap->conf);
-	routing.old = d->snap->zones;
-	routing.new = snap->zones;
-	flushed = cache_flush_if(d->cache, routing_unchanged, &routing);
-	if (flushed > 0)
-		log_info("flushed %llu cached entries whose forwarding changed",
-		    (unsigned long long)flushed);
 	cache_limits_of(conf, &lim);
 	cache_set_limits(d->cache, &lim);
 	upstream_reconfigure(d->upstreams, conf->upstream_timeout_min,
@@ -371,7 +362,20 @@ reload(struct daemon *d, struct evbuffer *errors)
 	upstream_budget_set(d->upstreams, conf->retry_budget,
 	    conf->retry_budget_min);
 	ratelimit_reconfigure(d, conf);
+	routing.old = zone_table_ref(d->snap->zones);
+	routing.new = snap->zones;
 	publish(d, snap);
+	/*
+	 * Flushed once every worker serves the new routes: until it swapped,
+	 * a worker stored what it resolved under the old ones; after, it
+	 * stores nothing whose route changed while it was fetched
+	 * (query_fetch_done).
+	 */
+	flushed = cache_flush_if(d->cache, routing_unchanged, &routing);
+	zone_table_unref(routing.old);
+	if (flushed > 0)
+		log_info("flushed %llu cached entries whose forwarding changed",
+		    (unsigned long long)flushed);
 	choose_log(d->snap->conf);
 	log_serving(d);
 	log_info("reloaded");
@@ -631,8 +635,8 @@ start_shared(struct daemon *d)
 	if ((d->cache = cache_new(d->conf.cache_size, &lim)) == NULL ||
 	    (d->upstreams = upstream_registry_new(d->conf.upstream_timeout_min,
 	    d->conf.upstream_timeout_max)) == NULL ||
-	    (d->shared.ratelimit = ratelimit_new(d->conf.ratelimit,
-	    d->conf.ratelimit_slip, d->conf.ratelimit_size)) == NULL ||
+	    (d->shared.ratelimit = ratelimit_new(d->conf.ratelimit_size)) ==
+	    NULL ||
 	    (d->n_workers > 1 &&
 	    (d->shared.index = inflight_new(d->n_workers)) == NULL) ||
 	    (zones = zone_table_new(d->upstreams, &d->conf)) == NULL ||

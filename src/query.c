@@ -684,6 +684,22 @@ store_first(struct query_ctx *ctx, const struct fetch_result *res,
 	return 1;
 }
 
+/*
+ * Whether res may be cached: its question is still routed as when its
+ * fetch started (zone_route_kept). Else it answers its waiters only: the
+ * cache was flushed of that route, or the route changed without a flush.
+ */
+static int
+query_route_kept(const struct query_ctx *ctx, const struct fetch_result *res)
+{
+	const uint8_t *qname;
+	size_t len;
+
+	qname = cachekey_qname(res->key, &len);
+	return zone_route_kept(ctx->zones, res->zones, res->zone, qname, len,
+	    cachekey_qtype(res->key));
+}
+
 void
 query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 {
@@ -692,15 +708,16 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 	struct cache_entry *e = NULL;
 	struct fetch_waiter *wt;
 	unsigned n = 0;
-	int stored = 0;
+	int stored = 0, kept;
 
+	kept = query_route_kept(ctx, res);
 	if (res->outcome == FETCH_ANSWER &&
 	    (e = cache_entry_new(ctx->cache, res->r, res->now)) != NULL) {
 		if (res->waiters > 0)
 			cache_entry_set_asked(e);
-		stored = store_first(ctx, res, e);
+		stored = kept && store_first(ctx, res, e);
 	}
-	else if (res->outcome == FETCH_FAILED && !res->unsent)
+	else if (res->outcome == FETCH_FAILED && !res->unsent && kept)
 		/* RFC 9520 is about upstreams: no use caching our own lack
 		 * of descriptors. */
 		cache_refresh_failed(ctx->cache, res->key, res->now);
@@ -714,7 +731,7 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 		return;
 	if (cache_entry_kind(e) == CACHE_POSITIVE)
 		query_srv_targets(ctx, res->r, res->key, res->now);
-	if (stored)
+	if (stored || !kept)
 		cache_entry_free(e);
 	else
 		cache_insert(ctx->cache, res->key, e);

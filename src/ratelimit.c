@@ -31,14 +31,13 @@ struct ratelimit {
 	pthread_mutex_t	 lock;		/* all below; a check's lookup and
 					 * insert as one step */
 	struct lruhash	*table;		/* of struct ratelimit_bucket */
-	uint32_t	 qps;
-	uint32_t	 slip;
 	size_t		 size;
 };
 
 /* What taking a token from a tracked bucket found. */
 struct ratelimit_take {
-	const struct ratelimit	*rl;
+	uint32_t		 qps;
+	uint32_t		 slip;
 	uint64_t		 now;
 	enum ratelimit_verdict	 verdict;
 };
@@ -68,7 +67,7 @@ table_new(size_t size)
 }
 
 struct ratelimit *
-ratelimit_new(uint32_t qps, uint32_t slip, size_t size)
+ratelimit_new(size_t size)
 {
 	struct ratelimit *rl;
 
@@ -80,32 +79,26 @@ ratelimit_new(uint32_t qps, uint32_t slip, size_t size)
 	}
 	pthread_mutex_init(&rl->lock, NULL);
 	rl->size = size;
-	rl->qps = qps;
-	rl->slip = slip;
 	return rl;
 }
 
 int
-ratelimit_configure(struct ratelimit *rl, uint32_t qps, uint32_t slip,
-    size_t size)
+ratelimit_resize(struct ratelimit *rl, size_t size)
 {
-	struct lruhash *table = NULL, *old = NULL;
-	int rc = 0;
+	struct lruhash *table, *old;
 
+	if (size == ratelimit_size(rl))
+		return 0;
 	/* Made, and the old one freed, outside the lock. */
-	if (size != ratelimit_size(rl) && (table = table_new(size)) == NULL)
-		rc = -1;
+	if ((table = table_new(size)) == NULL)
+		return -1;
 	pthread_mutex_lock(&rl->lock);
-	rl->qps = qps;
-	rl->slip = slip;
-	if (table != NULL) {
-		old = rl->table;
-		rl->table = table;
-		rl->size = size;
-	}
+	old = rl->table;
+	rl->table = table;
+	rl->size = size;
 	pthread_mutex_unlock(&rl->lock);
 	lruhash_free(old);
-	return rc;
+	return 0;
 }
 
 size_t
@@ -133,7 +126,7 @@ bucket_take(struct ratelimit_bucket *b, uint32_t qps, uint32_t slip,
 		b->last = now;
 	}
 	if (b->tokens > full)
-		b->tokens = full;	/* qps lowered by a reload */
+		b->tokens = full;	/* filled at a higher qps */
 	if (b->tokens >= TOKEN) {
 		b->tokens -= TOKEN;
 		b->over = 0;
@@ -149,20 +142,21 @@ take_visit(struct lruhash_node *n, void *arg)
 {
 	struct ratelimit_take *t = arg;
 
-	t->verdict = bucket_take(BUCKET_OF(n), t->rl->qps, t->rl->slip,
-	    t->now);
+	t->verdict = bucket_take(BUCKET_OF(n), t->qps, t->slip, t->now);
 	return LRUHASH_KEEP;
 }
 
 enum ratelimit_verdict
 ratelimit_check(struct ratelimit *rl, const struct addr *client,
-    uint64_t now)
+    uint32_t qps, uint32_t slip, uint64_t now)
 {
-	struct ratelimit_take t = { rl, now, RATELIMIT_PASS };
+	struct ratelimit_take t = { qps, slip, now, RATELIMIT_PASS };
 	struct ratelimit_bucket *b;
 	uint8_t key[KEY_LEN];
 	uint64_t hash;
 
+	if (qps == 0)
+		return RATELIMIT_PASS;
 	/* ::ffff:a.b.c.d for IPv4 (RFC 4291 §2.5.5.2), whichever way it
 	 * came; the rest of the key stays zero if the client is neither. */
 	memset(key, 0, sizeof(key));
@@ -179,7 +173,7 @@ ratelimit_check(struct ratelimit *rl, const struct addr *client,
 		goto out;
 	/* A new address starts with a full bucket, this query's token
 	 * taken. */
-	b->tokens = (uint64_t)rl->qps * TOKEN - TOKEN;
+	b->tokens = (uint64_t)qps * TOKEN - TOKEN;
 	b->last = now;
 	b->over = 0;
 	memcpy(b->key, key, sizeof(key));

@@ -31,26 +31,21 @@ struct ratelimit_stats {
 };
 
 /*
- * ratelimit_new: a limit of qps queries a second (at least 1) for each
- * client address, with bursts of up to qps queries (one second's worth:
- * the bucket holds qps tokens, refilled at qps a second, and a query takes
- * one), slipping every slip-th query over the limit (0: none), tracking
- * at most size addresses (at least 1): a new address beyond that takes
- * the place of the one seen least recently. Returns NULL if out of
- * memory.
+ * ratelimit_new: a table of token buckets for at most size client
+ * addresses (at least 1): a new address beyond that takes the place of
+ * the one seen least recently. The rate and slip are not the table's but
+ * each check's (ratelimit_check), so that every worker applies those of
+ * the configuration it serves with, whatever another has swapped to.
+ * Returns NULL if out of memory.
  */
-struct ratelimit *ratelimit_new(uint32_t qps, uint32_t slip, size_t size);
+struct ratelimit *ratelimit_new(size_t size);
 
 /*
- * ratelimit_configure: change the rate and slip of rl (as in
- * ratelimit_new; a qps of 0 is kept, for a caller that does not ask while
- * it is 0): tracked addresses keep their tokens, up to the new bucket
- * size; and with a new size, a new table (its addresses forgotten).
- * Returns 0, or -1 if out of memory for the new table: the old one stays,
- * with the new rate and slip.
+ * ratelimit_resize: a new table for size addresses (a reload), its
+ * addresses forgotten; the same size keeps the table and its buckets.
+ * Returns 0, or -1 if out of memory for the new table: the old one stays.
  */
-int	ratelimit_configure(struct ratelimit *rl, uint32_t qps, uint32_t slip,
-	    size_t size);
+int	ratelimit_resize(struct ratelimit *rl, size_t size);
 
 /* ratelimit_size: the most addresses rl tracks. */
 size_t	ratelimit_size(struct ratelimit *rl);
@@ -58,13 +53,19 @@ size_t	ratelimit_size(struct ratelimit *rl);
 /*
  * ratelimit_check: take a token for a query from client (its address;
  * the port is ignored, an IPv4-mapped IPv6 address is the IPv4 one) at
- * now (ms). RATELIMIT_PASS if there was one; else the query is over the
- * limit, and the n-th over it since the address last passed is
- * RATELIMIT_SLIP when n is a multiple of the slip, RATELIMIT_DROP
- * otherwise. A client the table has no room for (out of memory) passes.
+ * now (ms), at a limit of qps queries a second with bursts of up to qps
+ * (one second's worth: a bucket holds qps tokens, refilled at qps a
+ * second, and a query takes one), slipping every slip-th query over it
+ * (0: none). A bucket fuller than qps allows (a lower rate since it was
+ * filled) is emptied down to it. RATELIMIT_PASS if there was a token;
+ * else the query is over the limit, and the n-th over it since the
+ * address last passed is RATELIMIT_SLIP when n is a multiple of slip,
+ * RATELIMIT_DROP otherwise. A qps of 0 (no limit) and a client the
+ * table has no room for (out of memory) pass, the table untouched.
  */
 enum ratelimit_verdict ratelimit_check(struct ratelimit *rl,
-	    const struct addr *client, uint64_t now);
+	    const struct addr *client, uint32_t qps, uint32_t slip,
+	    uint64_t now);
 
 /* ratelimit_stats: how full rl's table is, and how many were evicted. */
 void	ratelimit_stats(struct ratelimit *rl, struct ratelimit_stats *out);

@@ -1,7 +1,6 @@
 /* transport.c: upstream queries over sockets, and timers, on libevent. */
 #include "autoconf.h"
 
-#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include <errno.h>
@@ -15,7 +14,6 @@
 #include <event2/event.h>
 
 #include "clock.h"
-#include "csprng.h"
 #include "frame.h"
 #include "msg.h"
 #include "transport.h"
@@ -28,34 +26,11 @@
  */
 #define FD_RESERVE	16
 
-/*
- * UDP sockets outlive their query, so that a miss costs no socket(),
- * connect(), close() and no two epoll changes, but only within bounds
- * that keep RFC 5452 §9.2's unpredictable source port: a socket is
- * connected once, to one upstream, for good (an upstream never learns a
- * port that carries another's queries, and the kernel still drops
- * datagrams from any other address); it carries one query at a time, and
- * another only after the answer to the last came (never while one may
- * still be on its way); it carries at most a random 1 to POOL_USES
- * queries and lives at most POOL_LIFE_MS, so ports keep changing, each a
- * new one the kernel picks at random; and one that hears anything while
- * idle is closed. At most POOL_MAX wait idle, oldest first: room for
- * what answers that come in a burst set free before the next batch of
- * queries takes them (with 32, dnsperf's 100 queries in flight found no
- * idle socket for half their queries).
- */
-#define POOL_MAX	256
-#define POOL_USES	16
-#define POOL_LIFE_MS	1000
-
 struct env {
 	struct transport	 t;
 	struct event_base	*base;
 	int			 reserve[FD_RESERVE];
 	int			 n_reserve;
-	TAILQ_HEAD(, transport_conn) idle;	/* oldest first */
-	unsigned		 n_idle;
-	struct event		*sweep;	/* closes idle sockets past life */
 	uint8_t			 rbuf[MSG_MAX_LEN];	/* one datagram */
 };
 
@@ -75,12 +50,8 @@ struct transport_conn {
 	int			 fd;	/* UDP, or -1 */
 	int			 reading; /* UDP: its event is added */
 	struct bufferevent	*bev;	/* TCP */
-	const struct transport_conn_cb *cb;	/* NULL: idle in the pool */
+	const struct transport_conn_cb *cb;
 	void			*arg;
-	struct addr		 peer;	/* UDP: connected to, for good */
-	unsigned		 uses;	/* UDP: queries it may carry yet */
-	uint64_t		 expires; /* UDP: ms, closed from then on */
-	TAILQ_ENTRY(transport_conn) idle_entry;
 	_Alignas(max_align_t) unsigned char ev[];	/* UDP */
 };
 
@@ -167,45 +138,9 @@ conn_free(struct transport_conn *c)
 	free(c);
 }
 
-static void
-idle_remove(struct env *env, struct transport_conn *c)
-{
-	TAILQ_REMOVE(&env->idle, c, idle_entry);
-	env->n_idle--;
-}
-
-/* Close every idle socket, or only those past their life at now. */
-static void
-pool_trim(struct env *env, int all, uint64_t now)
-{
-	struct transport_conn *c, *next;
-
-	for (c = TAILQ_FIRST(&env->idle); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, idle_entry);
-		if (all || now >= c->expires) {
-			idle_remove(env, c);
-			conn_free(c);
-		}
-	}
-}
-
-static void
-sweep_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct env *env = arg;
-	struct timeval tv = clock_ms_to_tv(POOL_LIFE_MS);
-
-	(void)fd;
-	(void)what;
-	pool_trim(env, 0, clock_now_ms());
-	if (env->n_idle > 0)
-		evtimer_add(env->sweep, &tv);
-}
-
 /*
  * A new non-blocking socket of type for family: if descriptors ran out,
- * after closing the idle ones, and then with one of the reserve. Returns
- * it, or -1 with errno set.
+ * with one of the reserve. Returns it, or -1 with errno set.
  */
 static int
 new_socket(struct env *env, int family, int type)
@@ -216,74 +151,11 @@ new_socket(struct env *env, int family, int type)
 	if ((fd = socket(family, type, 0)) != -1 ||
 	    (errno != EMFILE && errno != ENFILE))
 		return fd;
-	if (env->n_idle > 0) {
-		pool_trim(env, 1, 0);
-		if ((fd = socket(family, type, 0)) != -1)
-			return fd;
-	}
 	if (env->n_reserve > 0) {
 		close(env->reserve[--env->n_reserve]);
 		fd = socket(family, type, 0);
 	}
 	return fd;
-}
-
-/* A socket to carry one query to `to` that is already open: the oldest
- * idle one connected to it, if any, not past its life at now. */
-static struct transport_conn *
-pool_take(struct env *env, const struct addr *to, uint64_t now)
-{
-	struct transport_conn *c, *next;
-
-	for (c = TAILQ_FIRST(&env->idle); c != NULL; c = next) {
-		next = TAILQ_NEXT(c, idle_entry);
-		if (now >= c->expires) {
-			idle_remove(env, c);
-			conn_free(c);
-		} else if (addr_equal(&c->peer, to)) {
-			idle_remove(env, c);
-			return c;
-		}
-	}
-	return NULL;
-}
-
-/* c, whose query was answered, waits idle for the next query to its
- * upstream; the oldest idle one makes room if POOL_MAX wait already. */
-static void
-pool_put(struct env *env, struct transport_conn *c)
-{
-	struct transport_conn *old;
-	struct timeval tv;
-
-	if (env->n_idle >= POOL_MAX) {
-		old = TAILQ_FIRST(&env->idle);
-		idle_remove(env, old);
-		conn_free(old);
-	}
-	c->cb = NULL;
-	c->arg = NULL;
-	TAILQ_INSERT_TAIL(&env->idle, c, idle_entry);
-	env->n_idle++;
-	if (!evtimer_pending(env->sweep, NULL)) {
-		tv = clock_ms_to_tv(POOL_LIFE_MS);
-		evtimer_add(env->sweep, &tv);
-	}
-}
-
-/*
- * c's query is over; answered: its answer came, so that nothing more is
- * due on it. A UDP socket goes back to the pool if it may carry another
- * query; anything else is closed.
- */
-static void
-conn_close(struct transport_conn *c, int answered)
-{
-	if (c->fd == -1 || !answered || --c->uses == 0 ||
-	    clock_now_ms() >= c->expires)
-		conn_free(c);
-	else
-		pool_put(c->env, c);
 }
 
 static void
@@ -297,13 +169,6 @@ udp_read_cb(evutil_socket_t fd, short what, void *arg)
 	n = recv(fd, c->env->rbuf, sizeof(c->env->rbuf), 0);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
-	if (c->cb == NULL) {
-		/* Idle, yet it heard something: a late duplicate, or a
-		 * forger who found the port. It carries nothing more. */
-		idle_remove(c->env, c);
-		conn_free(c);
-		return;
-	}
 	if (n == -1)	/* ICMP port unreachable surfaces as ECONNREFUSED */
 		c->cb->error(c->arg, strerror(errno), t);
 	else
@@ -313,14 +178,11 @@ udp_read_cb(evutil_socket_t fd, short what, void *arg)
 /*
  * A new UDP socket connected to `to`, listening: the kernel picks a
  * random source port and drops datagrams from any other address (RFC
- * 5452 §9.2). Its uses and life are drawn at now. Returns 0 or -1.
+ * 5452 §9.2). Returns 0 or -1.
  */
 static int
-udp_connect(struct transport_conn *c, const struct addr *to, uint64_t now)
+udp_connect(struct transport_conn *c, const struct addr *to)
 {
-	c->peer = *to;
-	c->uses = 1 + csprng_uniform(POOL_USES);
-	c->expires = now + POOL_LIFE_MS;
 	c->fd = new_socket(c->env, to->ss.ss_family, SOCK_DGRAM);
 	if (c->fd == -1 ||
 	    connect(c->fd, (const struct sockaddr *)&to->ss, to->len) == -1 ||
@@ -360,25 +222,20 @@ conn_fail(struct transport_conn *c)
 }
 
 /*
- * msg over UDP to `to`: from an idle socket connected to it, or if there
- * is none (or its send fails: an error left from its last query), from a
- * new one. Returns the connection, or NULL with errno set.
+ * msg over UDP to `to`, from a socket of its own (RFC 5452 §9.2: each
+ * query a port of its own, picked by the kernel at random; one an
+ * attacker found, or that heard a forgery, carries nothing more).
+ * Returns the connection, or NULL with errno set.
  */
 static struct transport_conn *
 udp_open(struct env *env, const struct addr *to, const uint8_t *msg,
     size_t len)
 {
-	uint64_t t = clock_now_ms();
 	struct transport_conn *c;
 
-	if ((c = pool_take(env, to, t)) != NULL) {
-		if (send(c->fd, msg, len, 0) != -1)
-			return c;
-		conn_free(c);
-	}
 	if ((c = conn_alloc(env, TRANSPORT_UDP)) == NULL)
 		return NULL;
-	if (udp_connect(c, to, t) == -1 || send(c->fd, msg, len, 0) == -1) {
+	if (udp_connect(c, to) == -1 || send(c->fd, msg, len, 0) == -1) {
 		conn_fail(c);
 		return NULL;
 	}
@@ -459,7 +316,7 @@ conn_open(void *env, enum transport_proto proto, const struct addr *to,
 
 static const struct transport_ops event_ops = {
 	now, timer_size, timer_init, timer_set, timer_stop, timer_fini,
-	conn_open, conn_close
+	conn_open, conn_free
 };
 
 struct transport *
@@ -469,14 +326,9 @@ transport_new(struct event_base *base)
 
 	if ((env = calloc(1, sizeof(*env))) == NULL)
 		return NULL;
-	if ((env->sweep = evtimer_new(base, sweep_cb, env)) == NULL) {
-		free(env);
-		return NULL;
-	}
 	env->base = base;
 	env->t.ops = &event_ops;
 	env->t.env = env;
-	TAILQ_INIT(&env->idle);
 	reserve_fill(env);
 	return &env->t;
 }
@@ -489,8 +341,6 @@ transport_free(struct transport *t)
 	if (t == NULL)
 		return;
 	env = t->env;
-	pool_trim(env, 1, 0);
-	event_free(env->sweep);
 	while (env->n_reserve > 0)
 		close(env->reserve[--env->n_reserve]);
 	free(env);

@@ -55,24 +55,22 @@ struct transport_ops {
 	void	(*timer_fini)(struct transport_timer *t);
 	/*
 	 * Send msg (len octets, copied) to `to` over proto and report what
-	 * comes back through cb with arg until closed. UDP goes from a
-	 * socket on a port the kernel picked at random (RFC 5452 §9.2),
-	 * that only the address and port it was sent to can answer and
-	 * that carries no other query meanwhile; it may have carried
-	 * earlier ones to `to`, each answered. TCP goes over a new
-	 * connection. Returns the connection, or NULL with errno set.
+	 * comes back through cb with arg until closed. UDP goes from a new
+	 * socket of its own, on a port the kernel picked at random (RFC
+	 * 5452 §9.2), that only the address and port it was sent to can
+	 * answer; TCP over a new connection. Returns the connection, or
+	 * NULL with errno set.
 	 */
 	struct transport_conn *(*open)(void *env, enum transport_proto proto,
 		    const struct addr *to, const uint8_t *msg, size_t len,
 		    const struct transport_conn_cb *cb, void *arg);
 	/*
-	 * Close c: no callback comes after. Safe from c's own callback.
-	 * answered: 1 if the answer to c's query came (its ID and question
-	 * matched), so that nothing more is due on c and its UDP socket may
-	 * carry another query; 0 if an answer may still be on its way (the
-	 * socket is then closed, and the port with it).
+	 * Close c, answered or not: no callback comes after, and its socket
+	 * goes, the port with it, so that whatever else comes to that port
+	 * (a late duplicate, a forgery) meets no socket. Safe from c's own
+	 * callback.
 	 */
-	void	(*close)(struct transport_conn *c, int answered);
+	void	(*close)(struct transport_conn *c);
 };
 
 struct transport {
@@ -82,14 +80,12 @@ struct transport {
 
 /*
  * transport_new: the daemon's transport on base (borrowed): timers are
- * libevent's, the clock is clock_now_ms, UDP goes through connected
- * sockets, some of which wait idle between queries (at most 256, each
- * to one upstream for good, for at most 16 queries and 1 s: see
- * transport.c), and TCP through bufferevents. It holds 16 descriptors
+ * libevent's, the clock is clock_now_ms, UDP goes through a new connected
+ * socket per query, and TCP through bufferevents. It holds 16 descriptors
  * back for its sockets, for when every other is taken (by clients'
- * connections: accept() then fails before a query's socket() does; the
- * idle sockets are closed first). Free it with transport_free after
- * every timer and connection made on it. Returns NULL if out of memory.
+ * connections: accept() then fails before a query's socket() does).
+ * Free it with transport_free after every timer and connection made on
+ * it. Returns NULL if out of memory.
  */
 struct transport *transport_new(struct event_base *base);
 

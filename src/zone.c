@@ -254,3 +254,21 @@ zone_same_upstreams(const struct zone *a, const struct zone *b)
 	}
 	return 1;
 }
+
+int
+zone_routes_alike(const struct zone *a, const struct zone *b)
+{
+	return a != NULL && b != NULL && strcmp(a->name_str,
+	    b->name_str) == 0 && zone_same_upstreams(a, b);
+}
+
+int
+zone_route_kept(const struct zone_table *now, const struct zone_table *was,
+    const struct zone *then, const uint8_t *qname, size_t qname_len,
+    uint16_t qtype)
+{
+	if (now == was)
+		return 1;
+	return zone_routes_alike(then, zone_find(now, qname, qname_len,
+	    qtype));
+}

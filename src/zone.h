@@ -99,4 +99,23 @@ uint64_t zone_fingerprint(const struct zone *z);
  * (the same objects, in any order), else 0. */
 int	zone_same_upstreams(const struct zone *a, const struct zone *b);
 
+/*
+ * zone_routes_alike: 1 if a question sent through a would go the same way
+ * through b: both zones are there, with the same name and the same set of
+ * upstreams (zone_same_upstreams); else 0 (either NULL too).
+ */
+int	zone_routes_alike(const struct zone *a, const struct zone *b);
+
+/*
+ * zone_route_kept: 1 if a question for qtype at qname (as zone_find wants
+ * it) that was sent through zone `then` of table `was` would be sent the
+ * same way through table `now` (zone_routes_alike; at once if now is
+ * was), else 0. What a resolution's result may be cached by: one whose
+ * routing changed while it ran (a reload, a forward zone changed) is
+ * from upstreams the question no longer goes to.
+ */
+int	zone_route_kept(const struct zone_table *now,
+	    const struct zone_table *was, const struct zone *then,
+	    const uint8_t *qname, size_t qname_len, uint16_t qtype);
+
 #endif

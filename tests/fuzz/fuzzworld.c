@@ -146,8 +146,7 @@ fuzzworld_init(struct fuzzworld *w, const char *conf)
 	ck_assert_ptr_nonnull(w->ctx.base = event_base_new());
 	w->ctx.conf = &w->conf;
 	ck_assert_ptr_nonnull(w->ctx.cache = cache_new(1 << 20, &lim));
-	ck_assert_ptr_nonnull(w->rl = ratelimit_new(w->conf.ratelimit,
-	    w->conf.ratelimit_slip, w->conf.ratelimit_size));
+	ck_assert_ptr_nonnull(w->rl = ratelimit_new(w->conf.ratelimit_size));
 	ck_assert_ptr_nonnull(w->ctx.admit = admit_new(w->rl));
 	w->ctx.tcp_open = &w->tcp_open;
 	ck_assert_ptr_nonnull(w->ctx.local = localbuild_table(&w->conf));

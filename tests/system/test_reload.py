@@ -9,12 +9,15 @@ tells where it came from:
 """
 
 import re
+import socket
 import time
 
+import dns.message
 import dns.rcode
+import dns.rdatatype
 import pytest
 
-from dnstest import checks, query
+from dnstest import checks, ports, query
 from dnstest.daemon import Forward
 
 B_ZONE = """\
@@ -98,6 +101,55 @@ def test_sighup_broken_config_keeps_old_then_good_config_applies(
     assert bind.count("cached.reload.test", since=mark_a) == 0
     assert _addr(d, "www.example.test") == {"192.0.2.80"}
     assert bind.count("www.example.test", since=mark_a) == 0
+    d.assert_alive()
+
+
+SLOW_MS = 2000      # A's answers, held back by the fault proxy
+
+
+@pytest.mark.timeout_s(60)
+def test_answer_from_a_route_the_reload_changed_is_not_cached(
+        dnsdamper, bind, new_bind, faultproxy):
+    """reload.test forwarded to A, whose answers come 2 s late (the fault
+    proxy); a name of it asked; within those 2 s a reload forwards
+    reload.test to B. A's answer, when it comes, still answers the client
+    that asked (from A: 192.0.2.91), but is not cached: it came from an
+    upstream the name no longer goes to. Asked again, the name goes to B
+    (192.0.2.92), once. (Cached, A's answer would be served for its TTL
+    of 300 s, the flush at the reload having come before it.)"""
+    b = new_bind("reload-b", {"reload.test": B_ZONE})
+    slow = faultproxy(bind, delay_mean=SLOW_MS)
+    # one attempt, answered at 2 s, well within its timeout and deadline
+    extra = ["upstream-timeout 4s", "query-timeout 5s"]
+    name = "inflight.probe.reload.test"
+    d = dnsdamper([Forward("reload.test", [slow]), Forward(".", [bind])],
+                  extra=extra)
+    mark_a, mark_b = bind.mark(), b.mark()
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.connect((ports.check_loopback(ports.LOOPBACK), d.port))
+    s.settimeout(10.0)
+    try:
+        s.send(query.make_query(name, msg_id=7).to_wire())
+        # A has the query (named logs it before answering; the proxy
+        # holds the answer back): the resolution started under A
+        deadline = time.monotonic() + 5.0
+        while bind.count(name, since=mark_a) == 0:
+            assert time.monotonic() < deadline, "A was never asked"
+            time.sleep(0.02)
+        mark = d.reload(d.config([Forward("reload.test", [b]),
+                                  Forward(".", [bind])], extra))
+        d.wait_log(r"info: reloaded$", since=mark)
+        m = dns.message.from_wire(s.recv(65535))
+    finally:
+        s.close()
+    assert m.id == 7 and m.rcode() == dns.rcode.NOERROR, m.to_text()
+    got = {rd.address for rrset in m.answer for rd in rrset
+           if rrset.rdtype == dns.rdatatype.A}
+    assert got == {"192.0.2.91"}, m.to_text()                   # A's
+    assert b.count(name, since=mark_b) == 0
+    assert _addr(d, name) == {"192.0.2.92"}                     # B's
+    assert b.count(name, since=mark_b) == 1
+    assert bind.count(name, since=mark_a) == 1
     d.assert_alive()
 
 

@@ -92,8 +92,7 @@ START_TEST(test_allow)
 	struct addr c = A("127.0.0.2");
 
 	set_nets(&conf.allow.acl, "127.0.0.1/32", NULL);
-	ck_assert_ptr_nonnull(rl = ratelimit_new(conf.ratelimit,
-	    conf.ratelimit_slip, conf.ratelimit_size));
+	ck_assert_ptr_nonnull(rl = ratelimit_new(conf.ratelimit_size));
 	ck_assert_ptr_nonnull(a = admit_new(rl));
 	ck_assert_int_eq(query_from(a, "127.0.0.1", UDP, 0), ADMIT_SERVE);
 	ck_assert_int_eq(query_from(a, "127.0.0.1", TCP, 0), ADMIT_SERVE);
@@ -134,8 +133,7 @@ START_TEST(test_ratelimit)
 	set_nets(&conf.allow.acl, "127.0.0.0/8", NULL);
 	set_nets(&conf.exempt_clients.acl, "127.0.0.3/32", NULL);
 	conf.ratelimit = 1;
-	ck_assert_ptr_nonnull(rl = ratelimit_new(conf.ratelimit,
-	    conf.ratelimit_slip, conf.ratelimit_size));
+	ck_assert_ptr_nonnull(rl = ratelimit_new(conf.ratelimit_size));
 	ck_assert_ptr_nonnull(a = admit_new(rl));
 	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 0), ADMIT_SERVE);
 	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 0), ADMIT_DROP);
@@ -155,25 +153,65 @@ START_TEST(test_ratelimit)
 
 	/* A reload: a smaller table forgets; ratelimit 0 turns it off. */
 	conf.ratelimit_size = 5;
-	ck_assert_int_eq(ratelimit_configure(rl, conf.ratelimit,
-	    conf.ratelimit_slip, conf.ratelimit_size), 0);
+	ck_assert_int_eq(ratelimit_resize(rl, conf.ratelimit_size), 0);
 	admit_stats(a, &st);
 	ck_assert_uint_eq(st.tracked, 0);
 	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 1), ADMIT_SERVE);
 	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 1), ADMIT_DROP);
 	conf.ratelimit = 2;	/* same size: the table stays */
-	ck_assert_int_eq(ratelimit_configure(rl, conf.ratelimit,
-	    conf.ratelimit_slip, conf.ratelimit_size), 0);
+	ck_assert_int_eq(ratelimit_resize(rl, conf.ratelimit_size), 0);
 	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 1), ADMIT_SLIP);
 	/* Off: the table is not asked (nor does it change). */
 	conf.ratelimit = 0;
-	ck_assert_int_eq(ratelimit_configure(rl, conf.ratelimit,
-	    conf.ratelimit_slip, conf.ratelimit_size), 0);
+	ck_assert_int_eq(ratelimit_resize(rl, conf.ratelimit_size), 0);
 	for (i = 0; i < 5; i++)
 		ck_assert_int_eq(query_from(a, "127.0.0.8", UDP, 1),
 		    ADMIT_SERVE);
 	admit_stats(a, &st);
 	ck_assert_uint_eq(st.tracked, 1);
+	admit_free(a);
+	ratelimit_free(rl);
+}
+END_TEST
+
+/*
+ * A reload from ratelimit 100 to ratelimit 0 (the table's size kept)
+ * while a worker still serves the snapshot before: main has done its
+ * part of the reload (the table as the new configuration says), and the
+ * worker limits at 100, as its snapshot says, until it swaps. A client
+ * it knows keeps its bucket: 99 more pass, then over the limit (slip 2:
+ * dropped, slipped); a new client gets a full bucket: 100 pass. (When
+ * the table held the rate, the reload set 0 under the old snapshot: the
+ * known client was dropped at once.)
+ */
+START_TEST(test_ratelimit_of_the_snapshot_served)
+{
+	struct ratelimit *rl;
+	struct admit *a;
+	int i;
+
+	set_nets(&conf.allow.acl, "127.0.0.0/8", NULL);
+	conf.ratelimit = 100;
+	conf.ratelimit_slip = 2;
+	ck_assert_ptr_nonnull(rl = ratelimit_new(conf.ratelimit_size));
+	ck_assert_ptr_nonnull(a = admit_new(rl));
+	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 0), ADMIT_SERVE);
+	/* main's part of the reload to ratelimit 0 */
+	ck_assert_int_eq(ratelimit_resize(rl, conf.ratelimit_size), 0);
+	for (i = 0; i < 99; i++)
+		ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 0),
+		    ADMIT_SERVE);
+	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 0), ADMIT_DROP);
+	ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 0), ADMIT_SLIP);
+	for (i = 0; i < 100; i++)
+		ck_assert_int_eq(query_from(a, "127.0.0.4", UDP, 0),
+		    ADMIT_SERVE);
+	ck_assert_int_eq(query_from(a, "127.0.0.4", UDP, 0), ADMIT_DROP);
+	/* The worker swapped: ratelimit 0, nothing limited. */
+	conf.ratelimit = 0;
+	for (i = 0; i < 5; i++)
+		ck_assert_int_eq(query_from(a, "127.0.0.2", UDP, 0),
+		    ADMIT_SERVE);
 	admit_free(a);
 	ratelimit_free(rl);
 }
@@ -297,6 +335,7 @@ admit_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_allow);
 	tcase_add_test(tc, test_ratelimit);
+	tcase_add_test(tc, test_ratelimit_of_the_snapshot_served);
 	tcase_add_test(tc, test_minimal_any_who);
 	tcase_add_test(tc, test_minimal_any_answer);
 	tcase_add_test(tc, test_slip_answer);

@@ -43,15 +43,13 @@ enum op {
 };
 
 /*
- * What became of a query's socket (transport.h): a UDP socket may carry
- * another query only once the answer to its own came, ID and question
- * matching, whatever its rcode; until then it stays open, and if the
- * attempt ends first, it is closed with its port.
+ * What became of a query's socket (transport.h): it stays open until the
+ * answer to its own query came, ID and question matching, whatever its
+ * rcode, or until the attempt ended; then it is closed with its port.
  */
 enum sock {
 	S_OPEN,		/* listening */
-	S_REUSABLE,	/* closed, answered: free for another query */
-	S_CLOSED	/* closed unanswered: the socket goes */
+	S_CLOSED	/* closed: the socket goes */
 };
 
 enum reply {
@@ -170,7 +168,7 @@ static const struct scenario scenarios[] = {
 		QUIET,
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 3),
-		SOCKET(0, S_REUSABLE),
+		SOCKET(0, S_CLOSED),
 		SOCKET(1, S_OPEN),
 		STATS(.started = 2, .coalesced = 2, .inflight = 1),
 		REPLY(0, "b.example.", R_ANSWER),
@@ -190,8 +188,8 @@ static const struct scenario scenarios[] = {
 		/* upstream 0's late answer is as good as any */
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
-		/* upstream 1's answer may still come: its port closes */
-		SOCKET(0, S_REUSABLE),
+		/* both ports close, upstream 1's answer still due */
+		SOCKET(0, S_CLOSED),
 		SOCKET(1, S_CLOSED),
 	} },
 	/*
@@ -205,10 +203,10 @@ static const struct scenario scenarios[] = {
 		ASK("a.example.", 1),
 		SENT(0, "a.example."),
 		REPLY(0, "a.example.", R_SERVFAIL),
-		SOCKET(0, S_REUSABLE),
+		SOCKET(0, S_CLOSED),
 		SENT(1, "a.example."),
 		REPLY(1, "a.example.", R_REFUSED),
-		SOCKET(1, S_REUSABLE),
+		SOCKET(1, S_CLOSED),
 		SENT(1, "a.example."),
 		REPLY(1, "a.example.", R_SERVFAIL),
 		SENT(1, "a.example."),
@@ -366,7 +364,7 @@ static const struct scenario scenarios[] = {
 		SENT(0, "a.example."),
 		REPLY(0, "a.example.", R_TC),
 		SENT_TCP(0, "a.example."),
-		SOCKET(0, S_REUSABLE),
+		SOCKET(0, S_CLOSED),
 		PASS(1000),
 		QUIET,
 		REPLY(0, "a.example.", R_ANSWER),
@@ -385,7 +383,7 @@ static const struct scenario scenarios[] = {
 		SOCKET(0, S_OPEN),
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
-		SOCKET(0, S_REUSABLE),
+		SOCKET(0, S_CLOSED),
 	} },
 	{ .what = "over UDP, a response larger than the payload size offered "
 	    "is dropped (RFC 6891 §6.2.3); the ID and question are read "
@@ -448,7 +446,7 @@ static const struct scenario scenarios[] = {
 		SOCKET(0, S_CLOSED),
 		REPLY(0, "a.example.", R_ANSWER),
 		DONE("a.example.", FETCH_ANSWER, 1),
-		SOCKET(1, S_REUSABLE),
+		SOCKET(1, S_CLOSED),
 	} },
 	/*
 	 * query-timeout 1 s: upstream 0 at 0 (RTO 400), upstream 1 at 400
@@ -979,8 +977,7 @@ socket_is(struct world *w, const struct step *st)
 
 	ck_assert_uint_lt((size_t)st->n, w->net.n_sent);
 	c = &w->net.sent[st->n];
-	ck_assert_int_eq(c->open ? S_OPEN : c->answered ? S_REUSABLE :
-	    S_CLOSED, st->sock);
+	ck_assert_int_eq(c->open ? S_OPEN : S_CLOSED, st->sock);
 }
 
 static void

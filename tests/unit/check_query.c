@@ -147,8 +147,7 @@ world_new(struct world *w, uint32_t max_waiters)
 	ck_assert_ptr_nonnull(w->ctx.zones = zone_table_new(w->reg,
 	    &w->conf));
 	ck_assert_ptr_nonnull(w->ctx.cache = cache_new(1 << 20, &lim));
-	ck_assert_ptr_nonnull(w->rl = ratelimit_new(w->conf.ratelimit,
-	    w->conf.ratelimit_slip, w->conf.ratelimit_size));
+	ck_assert_ptr_nonnull(w->rl = ratelimit_new(w->conf.ratelimit_size));
 	ck_assert_ptr_nonnull(w->ctx.admit = admit_new(w->rl));
 	ck_assert_ptr_nonnull(w->ctx.local = localbuild_table(&w->conf));
 	ck_assert_ptr_nonnull(w->ctx.fetches = fetch_ctx_new_on(&w->net.t,

@@ -16,6 +16,17 @@
 
 #define A(str)	testaddr_parse((str), 53)
 
+/* The ratelimit and ratelimit-slip of the configuration the checking
+ * worker serves with (each test sets them, with serving). */
+static uint32_t qps, slip;
+
+static void
+serving(uint32_t q, uint32_t s)
+{
+	qps = q;
+	slip = s;
+}
+
 /* n queries from str at now: each verdict must be the next of want. */
 static void
 expect(struct ratelimit *rl, const char *str, uint64_t now,
@@ -26,7 +37,7 @@ expect(struct ratelimit *rl, const char *str, uint64_t now,
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		v = ratelimit_check(rl, &a, now);
+		v = ratelimit_check(rl, &a, qps, slip, now);
 		ck_assert_msg(v == want[i], "%s at %llu ms, query %zu: verdict "
 		    "%d, not %d", str, (unsigned long long)now, i, v, want[i]);
 	}
@@ -45,7 +56,8 @@ START_TEST(test_bucket)
 {
 	struct ratelimit *rl;
 
-	ck_assert_ptr_nonnull(rl = ratelimit_new(2, 2, 100));
+	ck_assert_ptr_nonnull(rl = ratelimit_new(100));
+	serving(2, 2);
 	/* t=0: 2 pass, then over: drop, slip, drop, slip. */
 	EXPECT(rl, "192.0.2.1", 0, P, P, D, S, D, S);
 	/* 499 ms refill 998 thousandths: not yet a whole query. The count
@@ -69,11 +81,12 @@ START_TEST(test_slip_ends)
 {
 	struct ratelimit *rl;
 
-	ck_assert_ptr_nonnull(rl = ratelimit_new(1, 0, 10));
+	ck_assert_ptr_nonnull(rl = ratelimit_new(10));
+	serving(1, 0);
 	EXPECT(rl, "192.0.2.1", 0, P, D, D, D, D);
-	(void)ratelimit_configure(rl, 1, 1, 10);
+	serving(1, 1);
 	EXPECT(rl, "192.0.2.1", 0, S, S, S);
-	(void)ratelimit_configure(rl, 1, 3, 10);
+	serving(1, 3);
 	EXPECT(rl, "192.0.2.1", 1000, P, D, D, S, D, D, S);
 	ratelimit_free(rl);
 }
@@ -84,12 +97,51 @@ START_TEST(test_rate_lowered)
 {
 	struct ratelimit *rl;
 
-	ck_assert_ptr_nonnull(rl = ratelimit_new(100, 2, 10));
+	ck_assert_ptr_nonnull(rl = ratelimit_new(10));
+	serving(100, 2);
 	EXPECT(rl, "2001:db8::1", 0, P);	/* 99 left */
-	(void)ratelimit_configure(rl, 2, 2, 10);
+	serving(2, 2);
 	EXPECT(rl, "2001:db8::1", 0, P, P, D, S);
 	/* Refill at the new rate: 2 a second, one per 500 ms. */
 	EXPECT(rl, "2001:db8::1", 500, P, D);
+	ratelimit_free(rl);
+}
+END_TEST
+
+/*
+ * A reload from ratelimit 100 to 2, then to 0 (off), while two workers
+ * serve: each checks with the rate of the snapshot it serves with, never
+ * with one the other swapped to first. Worker 1, still on ratelimit 100,
+ * takes its token from a bucket worker 0 (on ratelimit 2) emptied down
+ * to 2; worker 0, on ratelimit 0, lets everything through and leaves the
+ * table alone, while worker 1 still limits at 100: a new address starts
+ * with 100 tokens, its first taken (not 0 - 1 token, which wrapped
+ * around to 2^64 - 1000 thousandths when a reload set 0 under it).
+ */
+START_TEST(test_parameters_of_each_snapshot)
+{
+	struct ratelimit_stats st;
+	struct ratelimit *rl;
+	int i;
+
+	ck_assert_ptr_nonnull(rl = ratelimit_new(10));
+	serving(100, 2);
+	EXPECT(rl, "192.0.2.1", 0, P);		/* 99 left */
+	serving(2, 2);				/* worker 0 swapped */
+	EXPECT(rl, "192.0.2.1", 0, P);		/* down to 2: 1 left */
+	serving(100, 2);			/* worker 1 has not */
+	EXPECT(rl, "192.0.2.1", 0, P, D, S);	/* 1 left, then over */
+	/* 10 ms at 100 a second refill one token (not 10 ms at 2) */
+	EXPECT(rl, "192.0.2.1", 10, P, D);
+	serving(0, 2);				/* worker 0: off */
+	for (i = 0; i < 1000; i++)
+		EXPECT(rl, "192.0.2.2", 10, P);
+	ratelimit_stats(rl, &st);
+	ck_assert_uint_eq(st.tracked, 1);	/* .2 never went in */
+	serving(100, 2);			/* worker 1: still 100 */
+	for (i = 0; i < 100; i++)
+		EXPECT(rl, "192.0.2.2", 10, P);
+	EXPECT(rl, "192.0.2.2", 10, D, S);
 	ratelimit_free(rl);
 }
 END_TEST
@@ -100,9 +152,10 @@ START_TEST(test_mapped_same_bucket)
 	struct addr mapped = testaddr_v6("::ffff:192.0.2.9", 1234);
 	struct ratelimit *rl;
 
-	ck_assert_ptr_nonnull(rl = ratelimit_new(1, 0, 10));
+	ck_assert_ptr_nonnull(rl = ratelimit_new(10));
+	serving(1, 0);
 	EXPECT(rl, "192.0.2.9", 0, P);
-	ck_assert_int_eq(ratelimit_check(rl, &mapped, 0), D);
+	ck_assert_int_eq(ratelimit_check(rl, &mapped, qps, slip, 0), D);
 	ratelimit_free(rl);
 }
 END_TEST
@@ -118,7 +171,8 @@ START_TEST(test_table_bound)
 	char name[32];
 	int i;
 
-	ck_assert_ptr_nonnull(rl = ratelimit_new(1, 0, 4));
+	ck_assert_ptr_nonnull(rl = ratelimit_new(4));
+	serving(1, 0);
 	ck_assert_uint_eq(ratelimit_size(rl), 4);
 	EXPECT(rl, "192.0.2.1", 0, P, D);	/* A: empty bucket */
 	EXPECT(rl, "192.0.2.2", 0, P);		/* B */
@@ -142,7 +196,8 @@ START_TEST(test_table_bound)
 	ratelimit_free(rl);
 
 	/* A flood of distinct addresses: never more than size tracked. */
-	ck_assert_ptr_nonnull(rl = ratelimit_new(10, 2, 1000));
+	ck_assert_ptr_nonnull(rl = ratelimit_new(1000));
+	serving(10, 2);
 	for (i = 0; i < 50000; i++) {
 		snprintf(name, sizeof(name), "2001:db8::%x:%x", i >> 16,
 		    i & 0xffff);
@@ -165,9 +220,13 @@ ratelimit_suite(void)
 	Suite *s = suite_create("ratelimit");
 	TCase *tc = tcase_create("ratelimit");
 
+	/* test_table_bound's flood of 50,000 addresses takes seconds under
+	 * ThreadSanitizer on a busy machine: past Check's default 4 s */
+	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_bucket);
 	tcase_add_test(tc, test_slip_ends);
 	tcase_add_test(tc, test_rate_lowered);
+	tcase_add_test(tc, test_parameters_of_each_snapshot);
 	tcase_add_test(tc, test_mapped_same_bucket);
 	tcase_add_test(tc, test_table_bound);
 	suite_add_tcase(s, tc);

@@ -171,6 +171,56 @@ START_TEST(shared_upstreams)
 }
 END_TEST
 
+/* zone_route_kept for a question of type A at wire name w, sent through
+ * the zone of table was that it went to. */
+#define kept(now, was, w)	zone_route_kept((now), (was),		\
+	    zone_find((was), (const uint8_t *)(w), sizeof(w), MSG_TYPE_A),	\
+	    (const uint8_t *)(w), sizeof(w), MSG_TYPE_A)
+
+/*
+ * Whether a resolution's result may be cached once the routing changed
+ * under it: only if its question still goes to a zone of the same name
+ * with the same upstreams. Zone i of each table forwards to ups[i % 3].
+ */
+START_TEST(route_kept)
+{
+	static const char *const before[] = { ".", "example." };
+	static const char *const swapped[] = { "example.", "." };
+	static const char *const deeper[] = { ".", "example.",
+	    "corp.example." };
+	static const char *const root_only[] = { "." };
+	struct zone_table *t, *same, *sw, *deep, *root;
+
+	t = table_of(before, 2);	/* . ups[0], example. ups[1] */
+	same = table_of(before, 2);
+	sw = table_of(swapped, 2);	/* example. ups[0], . ups[1] */
+	deep = table_of(deeper, 3);	/* and corp.example. ups[2] */
+	root = table_of(root_only, 1);
+	/* the same table (no change since): kept, no lookup needed */
+	ck_assert(kept(t, t, "\3www\7example"));
+	/* another table routing the same way (a reload of the same file) */
+	ck_assert(kept(same, t, "\3www\7example"));
+	ck_assert(kept(same, t, "\3www\3org"));
+	/* the same zone names, other upstreams */
+	ck_assert(!kept(sw, t, "\3www\7example"));
+	ck_assert(!kept(sw, t, "\3www\3org"));
+	/* a zone added below: only the names under it move */
+	ck_assert(kept(deep, t, "\3www\7example"));
+	ck_assert(!kept(deep, t, "\3www\4corp\7example"));
+	/* a zone removed: its names go to ., another zone */
+	ck_assert(!kept(root, t, "\3www\7example"));
+	ck_assert(kept(root, t, "\3www\3org"));
+	/* nothing routed at all */
+	ck_assert(!zone_route_kept(root, t, NULL, (const uint8_t *)"", 1,
+	    MSG_TYPE_A));
+	zone_table_unref(t);
+	zone_table_unref(same);
+	zone_table_unref(sw);
+	zone_table_unref(deep);
+	zone_table_unref(root);
+}
+END_TEST
+
 START_TEST(zone_budgets)
 {
 	static const char *const zones[] = { "a.", "b.", "." };
@@ -211,6 +261,7 @@ zone_suite(void)
 	tcase_add_test(tc, no_root);
 	tcase_add_test(tc, ds_at_apex);
 	tcase_add_test(tc, shared_upstreams);
+	tcase_add_test(tc, route_kept);
 	tcase_add_test(tc, zone_budgets);
 	suite_add_tcase(s, tc);
 	return s;

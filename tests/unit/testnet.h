@@ -36,7 +36,6 @@ struct transport_conn {
 	const struct transport_conn_cb *cb;
 	void			*arg;
 	int			 open;
-	int			 answered; /* closed as answered, transport.h */
 	uint64_t		 at;	/* virtual ms it was sent */
 };
 
@@ -133,10 +132,9 @@ testnet_open(void *env, enum transport_proto proto, const struct addr *to,
 }
 
 static inline void
-testnet_close(struct transport_conn *c, int answered)
+testnet_close(struct transport_conn *c)
 {
 	c->open = 0;
-	c->answered = answered;
 }
 
 static const struct transport_ops testnet_ops = {
