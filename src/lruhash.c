@@ -295,6 +295,12 @@ lruhash_insert(struct lruhash *h, uint64_t hash, const void *key,
 		bury(old, &dead);
 	}
 	maybe_grow(s);
+	if (s->buckets == NULL) {
+		/* Out of memory for the shard's first bucket array: this
+		 * answer goes uncached, the daemon serves on. */
+		bury(n, &dead);
+		goto out;
+	}
 	n->next = *bucket_of(s, n->hash);
 	*bucket_of(s, n->hash) = n;
 	lru_push(s, n);

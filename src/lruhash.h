@@ -105,7 +105,8 @@ size_t	lruhash_charge(size_t size);
  * replace is NULL or returns 1; otherwise the new entry is freed. Least
  * recently used entries of the shard are evicted until it is within its
  * bound. The entry is the table's in every case. Returns 0 if stored, -1
- * if not (kept old, too big for a shard; the new entry has been freed).
+ * if not (kept old, too big for a shard, out of memory for the shard's
+ * bucket array; the new entry has been freed).
  */
 int	lruhash_insert(struct lruhash *h, uint64_t hash, const void *key,
 	    size_t keylen, struct lruhash_node *n, size_t size,

@@ -12,6 +12,22 @@
 
 static int freed;
 
+/*
+ * calloc as the table sees it (linked with -Wl,--wrap=calloc): the
+ * calloc_fail_at-th call from now fails (1: the next), 0 none.
+ */
+void	*__real_calloc(size_t n, size_t size);
+void	*__wrap_calloc(size_t n, size_t size);
+static int calloc_fail_at;
+
+void *
+__wrap_calloc(size_t n, size_t size)
+{
+	if (calloc_fail_at > 0 && --calloc_fail_at == 0)
+		return NULL;
+	return __real_calloc(n, size);
+}
+
 /* An entry of the tests' own: an int under a short string key. */
 struct item {
 	struct lruhash_node	 node;
@@ -241,6 +257,54 @@ START_TEST(hash_is_keyed)
 }
 END_TEST
 
+/*
+ * Out of memory for a shard's first bucket array: the insert is refused
+ * (an uncached answer), the entry freed, and the table keeps working.
+ */
+START_TEST(first_insert_out_of_memory)
+{
+	struct lruhash *h;
+	struct lruhash_stats st;
+	char key[32];
+	int i;
+
+	/* lruhash_new's own two allocations: either failing is NULL. */
+	calloc_fail_at = 1;
+	ck_assert_ptr_null(lruhash_new(2, 1 << 20, &items));
+	calloc_fail_at = 2;
+	ck_assert_ptr_null(lruhash_new(2, 1 << 20, &items));
+	calloc_fail_at = 0;
+	ck_assert_ptr_nonnull(h = lruhash_new(1, 1 << 20, &items));
+	freed = 0;
+	calloc_fail_at = 1;
+	ck_assert_int_eq(put(h, "a", 1, 10), -1);
+	ck_assert_int_eq(calloc_fail_at, 0);	/* it was asked, and failed */
+	ck_assert_int_eq(freed, 1);
+	ck_assert_int_eq(get(h, "a"), -1);
+	ck_assert_uint_eq(lruhash_walk(h, remove_odd, NULL), 0);
+	lruhash_stats(h, &st);
+	ck_assert_uint_eq(st.entries, 0);
+	ck_assert_uint_eq(st.bytes, 0);
+	/* Memory again: the next insert makes the array. */
+	ck_assert_int_eq(put(h, "a", 1, 10), 0);
+	ck_assert_int_eq(get(h, "a"), 1);
+	/* A failed growth only lengthens the chains. */
+	for (i = 0; i < 127; i++) {
+		snprintf(key, sizeof(key), "n%d", i);
+		ck_assert_int_eq(put(h, key, i, 10), 0);
+	}
+	calloc_fail_at = 1;
+	ck_assert_int_eq(put(h, "b", 2, 10), 0);
+	ck_assert_int_eq(calloc_fail_at, 0);
+	for (i = 0; i < 127; i++) {
+		snprintf(key, sizeof(key), "n%d", i);
+		ck_assert_int_eq(get(h, key), i);
+	}
+	ck_assert_int_eq(get(h, "b"), 2);
+	lruhash_free(h);
+}
+END_TEST
+
 static Suite *
 lruhash_suite(void)
 {
@@ -253,6 +317,7 @@ lruhash_suite(void)
 	tcase_add_test(tc, walk_removes);
 	tcase_add_test(tc, slices_partition_while_growing);
 	tcase_add_test(tc, hash_is_keyed);
+	tcase_add_test(tc, first_insert_out_of_memory);
 	suite_add_tcase(s, tc);
 	return s;
 }
