@@ -36,8 +36,8 @@ struct ratelimit_stats {
  * the bucket holds qps tokens, refilled at qps a second, and a query takes
  * one), slipping every slip-th query over the limit (0: none), tracking
  * at most size addresses (at least 1): a new address beyond that takes
- * the place of the one seen least recently. Returns NULL if out of
- * memory.
+ * the place of one seen only once if there is one (evict.h). Returns
+ * NULL if out of memory.
  */
 struct ratelimit *ratelimit_new(uint32_t qps, uint32_t slip, size_t size);
 
