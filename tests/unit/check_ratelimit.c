@@ -182,6 +182,9 @@ ratelimit_suite(void)
 	Suite *s = suite_create("ratelimit");
 	TCase *tc = tcase_create("ratelimit");
 
+	/* Floods of 5,000 to 50,000 inserts: a fraction of a second of CPU,
+	 * but more than Check's 4 s on a machine loaded 10 deep. */
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_bucket);
 	tcase_add_test(tc, test_slip_ends);
 	tcase_add_test(tc, test_rate_lowered);
