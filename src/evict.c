@@ -39,8 +39,12 @@
  * it are its fingerprint, shifted in when it leaves probation. It holds
  * about 8 hashes per bucket (4 to 8 times the shard's entries), so a name
  * asked again after up to a few cache sizes of other names comes back to
- * main; a fingerprint can match another name's (about 3 % of new entries
- * go to main by mistake), which costs a main entry with no hits one lap.
+ * main; a fingerprint can match another name's (up to 8 in 255, 3 % of
+ * new entries, go to main by mistake once the ghost is full), and each
+ * such entry moves main one step round: its oldest goes if it has no hit
+ * left, else loses one. So a flood reaches an entry of main only after
+ * about 30 times main's entries, unless clients ask for it meanwhile.
+ * Its 8 fingerprints can hold no more: a wider one would halve them.
  */
 
 #define GHOST_WAYS	8
