@@ -260,6 +260,17 @@ START_TEST(hash_is_keyed)
 }
 END_TEST
 
+/* Entries of 100 octets, charged 116 (lruhash_charge): n fit in n * 116. */
+#define SIZE		100
+#define CHARGE		116
+
+static int
+queue_of(struct lruhash *h, const char *key)
+{
+	return lruhash_queue(h, lruhash_hash(h, key, strlen(key)), key,
+	    strlen(key));
+}
+
 /*
  * Out of memory for a shard's first bucket array: the insert is refused
  * (an uncached answer), the entry freed, and the table keeps working.
@@ -304,20 +315,24 @@ START_TEST(first_insert_out_of_memory)
 		ck_assert_int_eq(get(h, key), i);
 	}
 	ck_assert_int_eq(get(h, "b"), 2);
+	ck_assert_uint_eq(lruhash_check(h), 0);
+	lruhash_free(h);
+
+	/* The ghost's array (after the buckets') failing: stored all the
+	 * same, on probation, with no ghost to remember what leaves. */
+	ck_assert_ptr_nonnull(h = lruhash_new(1, 2 * CHARGE, &items));
+	calloc_fail_at = 2;
+	ck_assert_int_eq(put(h, "a", 1, SIZE), 0);
+	ck_assert_int_eq(calloc_fail_at, 0);
+	ck_assert_int_eq(queue_of(h, "a"), EVICT_PROBATION);
+	ck_assert_int_eq(put(h, "b", 2, SIZE), 0);
+	ck_assert_int_eq(put(h, "c", 3, SIZE), 0);	/* a goes */
+	ck_assert_int_eq(put(h, "a", 1, SIZE), 0);	/* b goes */
+	ck_assert_int_eq(queue_of(h, "a"), EVICT_PROBATION);
+	ck_assert_uint_eq(lruhash_check(h), 0);
 	lruhash_free(h);
 }
 END_TEST
-
-/* Entries of 100 octets, charged 116 (lruhash_charge): n fit in n * 116. */
-#define SIZE		100
-#define CHARGE		116
-
-static int
-queue_of(struct lruhash *h, const char *key)
-{
-	return lruhash_queue(h, lruhash_hash(h, key, strlen(key)), key,
-	    strlen(key));
-}
 
 /*
  * A new entry waits on probation; asked again there, it is promoted to
