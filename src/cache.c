@@ -502,7 +502,8 @@ cache_refresh_failed(struct cache *c, const struct cache_key *key,
 	struct cache_entry *e;
 	size_t qlen = key->len - CACHE_KEY_TAIL;
 
-	lruhash_lookup(c->table, key->hash, key->data, key->len, mark_visit,
+	/* A failed refresh is no client's use of the entry. */
+	lruhash_peek(c->table, key->hash, key->data, key->len, mark_visit,
 	    &a);
 	if (a.kept)
 		return;
@@ -603,8 +604,10 @@ cache_lookup(struct cache *c, const struct cache_key *key,
 
 	memset(res, 0, sizeof(*res));
 	res->state = CACHE_ABSENT;
-	lruhash_lookup(c->table, key->hash, key->data, key->len, lookup_visit,
-	    &a);
+	/* Only a client's lookup is a hit that keeps the entry (a peek for
+	 * a prefetch or a report is not). */
+	(out != NULL ? lruhash_lookup : lruhash_peek)(c->table, key->hash,
+	    key->data, key->len, lookup_visit, &a);
 }
 
 struct stats_arg {
@@ -643,6 +646,8 @@ cache_stats(struct cache *c, struct cache_stats *out)
 	out->entries = ls.entries;
 	out->bytes = ls.bytes;
 	out->evictions = ls.evictions;
+	out->evictions_probation = ls.evictions_probation;
+	out->evictions_main = ls.evictions_main;
 	out->max_bytes = c->size;
 }
 

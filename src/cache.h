@@ -156,8 +156,8 @@ struct cache_result {
  * written into out (capacity cap, see cache_entry_answer); a stale one's
  * with every TTL set to stale-answer-ttl (RFC 8767 §4) and, if the client
  * sent EDNS, an EDE "Stale Answer" (RFC 8914 §4.4). With out NULL nothing
- * is written (a peek); a lookup that writes is a client's, and marks the
- * entry asked. Entries past stale-max-age, and failures past failure-ttl,
+ * is written (a peek); a lookup that writes is a client's: it marks the
+ * entry asked, and is a hit that keeps it from eviction. Entries past stale-max-age, and failures past failure-ttl,
  * are removed. Fills *res.
  */
 void	cache_lookup(struct cache *c, const struct cache_key *key,
@@ -168,7 +168,10 @@ struct cache_stats {
 	uint64_t	entries;
 	uint64_t	bytes;		/* charged, see lruhash_insert */
 	uint64_t	max_bytes;	/* cache-size */
-	uint64_t	evictions;	/* to stay within cache-size */
+	uint64_t	evictions;	/* to stay within cache-size: */
+	uint64_t	evictions_probation; /* of entries not asked again
+					 * since stored (lruhash.h) */
+	uint64_t	evictions_main;	/* of entries asked again */
 };
 
 /* cache_stats: the figures above, read from counters (no walk). */

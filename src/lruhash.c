@@ -1,10 +1,11 @@
-/* lruhash.c: sharded, byte-bounded hash table with per-shard LRU lists. */
+/* lruhash.c: sharded, byte-bounded hash table; evict.c picks what goes. */
 #include "autoconf.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "evict.h"
 #include "lruhash.h"
 
 #define SHARDS_MAX		64
@@ -16,12 +17,10 @@ struct shard {
 	pthread_mutex_t		 lock;
 	struct lruhash_node	**buckets;
 	size_t			 n_buckets;	/* power of two, <= 2^32 */
-	struct lruhash_node	*mru;
-	struct lruhash_node	*lru;
+	struct evict		 ev;		/* its queues and ghost */
 	uint64_t		 entries;
 	uint64_t		 bytes;
 	uint64_t		 max_bytes;
-	uint64_t		 evictions;
 };
 
 struct lruhash {
@@ -98,19 +97,35 @@ lruhash_new(unsigned n_shards, uint64_t max_bytes,
 	for (i = 0; i < n; i++) {
 		pthread_mutex_init(&h->shards[i].lock, NULL);
 		h->shards[i].max_bytes = max_bytes / n;
+		evict_init(&h->shards[i].ev, max_bytes / n);
 	}
 	return h;
 }
 
+/* Free a list of entries buried (bury) through their older links. */
 static void
 free_chain(struct lruhash *h, struct lruhash_node *n)
 {
 	struct lruhash_node *next;
 
 	for (; n != NULL; n = next) {
-		next = n->lru_next;
+		next = n->older;
 		h->type->free(n);
 	}
+}
+
+static void
+free_buckets(struct lruhash *h, struct shard *s)
+{
+	struct lruhash_node *n, *next;
+	size_t b;
+
+	for (b = 0; b < s->n_buckets; b++)
+		for (n = s->buckets[b]; n != NULL; n = next) {
+			next = n->next;
+			h->type->free(n);
+		}
+	free(s->buckets);
 }
 
 void
@@ -121,8 +136,8 @@ lruhash_free(struct lruhash *h)
 	if (h == NULL)
 		return;
 	for (i = 0; i < h->n_shards; i++) {
-		free_chain(h, h->shards[i].mru);
-		free(h->shards[i].buckets);
+		free_buckets(h, &h->shards[i]);
+		evict_fini(&h->shards[i].ev);
 		pthread_mutex_destroy(&h->shards[i].lock);
 	}
 	free(h->shards);
@@ -156,52 +171,28 @@ find_slot(const struct lruhash *h, struct shard *s, uint32_t hash,
 	return NULL;
 }
 
-static void
-lru_unlink(struct shard *s, struct lruhash_node *n)
-{
-	if (n->lru_prev != NULL)
-		n->lru_prev->lru_next = n->lru_next;
-	else
-		s->mru = n->lru_next;
-	if (n->lru_next != NULL)
-		n->lru_next->lru_prev = n->lru_prev;
-	else
-		s->lru = n->lru_prev;
-}
-
-static void
-lru_push(struct shard *s, struct lruhash_node *n)
-{
-	n->lru_prev = NULL;
-	n->lru_next = s->mru;
-	if (s->mru != NULL)
-		s->mru->lru_prev = n;
-	s->mru = n;
-	if (s->lru == NULL)
-		s->lru = n;
-}
-
-/* Take n out of its bucket (via *pp) and the LRU list, and uncharge it. */
+/* Take n out of its bucket (via *pp) and its queue, and uncharge it. */
 static void
 detach(struct shard *s, struct lruhash_node **pp, struct lruhash_node *n)
 {
 	*pp = n->next;
-	lru_unlink(s, n);
+	evict_remove(&s->ev, n);
 	s->entries--;
 	s->bytes -= n->charge;
 }
 
-/* Queue n on *dead (through lru_next) to be freed after unlocking. */
+/* Queue n, out of every list, on *dead (through older) to be freed after
+ * unlocking. */
 static void
 bury(struct lruhash_node *n, struct lruhash_node **dead)
 {
-	n->lru_next = *dead;
+	n->older = *dead;
 	*dead = n;
 }
 
-int
-lruhash_lookup(struct lruhash *h, uint64_t hash, const void *key,
-    size_t keylen, lruhash_visit_fn visit, void *arg)
+static int
+find_visit(struct lruhash *h, uint64_t hash, const void *key,
+    size_t keylen, lruhash_visit_fn visit, void *arg, int hit)
 {
 	struct shard *s = shard_of(h, hash);
 	struct lruhash_node **pp, *n, *dead = NULL;
@@ -212,8 +203,8 @@ lruhash_lookup(struct lruhash *h, uint64_t hash, const void *key,
 		return 0;
 	}
 	n = *pp;
-	lru_unlink(s, n);
-	lru_push(s, n);
+	if (hit)
+		evict_hit(n);
 	if (visit(n, arg) == LRUHASH_REMOVE) {
 		detach(s, pp, n);
 		bury(n, &dead);
@@ -221,6 +212,20 @@ lruhash_lookup(struct lruhash *h, uint64_t hash, const void *key,
 	pthread_mutex_unlock(&s->lock);
 	free_chain(h, dead);
 	return 1;
+}
+
+int
+lruhash_lookup(struct lruhash *h, uint64_t hash, const void *key,
+    size_t keylen, lruhash_visit_fn visit, void *arg)
+{
+	return find_visit(h, hash, key, keylen, visit, arg, 1);
+}
+
+int
+lruhash_peek(struct lruhash *h, uint64_t hash, const void *key,
+    size_t keylen, lruhash_visit_fn visit, void *arg)
+{
+	return find_visit(h, hash, key, keylen, visit, arg, 0);
 }
 
 /* Double the bucket array when chains grow past two entries on average. */
@@ -245,27 +250,34 @@ maybe_grow(struct shard *s)
 	free(s->buckets);
 	s->buckets = nb;
 	s->n_buckets = size;
+	/* A ghost set a bucket; without one, the ghost of the old size. */
+	(void)evict_ghost_size(&s->ev, size);
 }
 
+/* Evict until the shard has room for need more bytes. */
 static void
-evict(struct shard *s, struct lruhash_node **dead)
+make_room(struct shard *s, uint64_t need, struct lruhash_node **dead)
 {
 	struct lruhash_node *n, **pp;
 
-	while (s->bytes > s->max_bytes && (n = s->lru) != NULL) {
+	while (s->bytes + need > s->max_bytes &&
+	    (n = evict_victim(&s->ev)) != NULL) {
 		for (pp = bucket_of(s, n->hash); *pp != n; pp = &(*pp)->next)
 			;
-		detach(s, pp, n);
+		/* Out of its queue already: out of its bucket now. */
+		*pp = n->next;
+		s->entries--;
+		s->bytes -= n->charge;
 		bury(n, dead);
-		s->evictions++;
 	}
 }
 
 size_t
 lruhash_charge(size_t size)
 {
-	/* About one bucket pointer: the array has 1 to 2 entries each. */
-	return size + sizeof(struct lruhash_node *);
+	/* A bucket pointer and a ghost set (evict.c) a bucket, and the
+	 * array has 1 to 2 entries a bucket: 16 octets at most. */
+	return size + sizeof(struct lruhash_node *) + sizeof(uint64_t);
 }
 
 int
@@ -278,29 +290,42 @@ lruhash_insert(struct lruhash *h, uint64_t hash, const void *key,
 	int stored = -1;
 
 	size = lruhash_charge(size);
-	if (size > s->max_bytes || size > UINT32_MAX) {
+	if (size > s->max_bytes || size > LRUHASH_CHARGE_MAX) {
 		h->type->free(n);
 		return -1;
 	}
 	n->hash = (uint32_t)hash;
-	n->charge = (uint32_t)size;
+	n->charge = (unsigned int)size;
 	pthread_mutex_lock(&s->lock);
 	if ((pp = find_slot(h, s, n->hash, key, keylen)) != NULL) {
 		if (replace != NULL && !replace(*pp, n)) {
 			bury(n, &dead);
 			goto out;
 		}
+		/* In old's place, in its bucket and in its queue. */
 		old = *pp;
-		detach(s, pp, old);
+		n->next = old->next;
+		*pp = n;
+		evict_replace(&s->ev, old, n);
+		s->bytes = s->bytes - old->charge + n->charge;
 		bury(old, &dead);
+		make_room(s, 0, &dead);
+		stored = 0;
+		goto out;
 	}
+	make_room(s, n->charge, &dead);
 	maybe_grow(s);
+	if (s->buckets == NULL) {
+		/* Out of memory for the shard's first bucket array: this
+		 * answer goes uncached, the daemon serves on. */
+		bury(n, &dead);
+		goto out;
+	}
 	n->next = *bucket_of(s, n->hash);
 	*bucket_of(s, n->hash) = n;
-	lru_push(s, n);
+	evict_add(&s->ev, n);
 	s->entries++;
 	s->bytes += n->charge;
-	evict(s, &dead);
 	stored = 0;
 out:
 	pthread_mutex_unlock(&s->lock);
@@ -364,7 +389,61 @@ lruhash_stats(struct lruhash *h, struct lruhash_stats *out)
 		pthread_mutex_lock(&h->shards[i].lock);
 		out->entries += h->shards[i].entries;
 		out->bytes += h->shards[i].bytes;
-		out->evictions += h->shards[i].evictions;
+		out->evictions_probation +=
+		    h->shards[i].ev.evictions[EVICT_PROBATION];
+		out->evictions_main += h->shards[i].ev.evictions[EVICT_MAIN];
 		pthread_mutex_unlock(&h->shards[i].lock);
 	}
+	out->evictions = out->evictions_probation + out->evictions_main;
+}
+
+/* Whether s's buckets hold its entries and bytes, as its queues do. */
+static int
+shard_consistent(struct shard *s)
+{
+	const struct lruhash_node *n;
+	uint64_t entries = 0, bytes = 0;
+	size_t b;
+
+	for (b = 0; b < s->n_buckets; b++)
+		for (n = s->buckets[b]; n != NULL; n = n->next) {
+			if ((n->hash & (s->n_buckets - 1)) != b)
+				return 0;
+			entries++;
+			bytes += n->charge;
+		}
+	return entries == s->entries && bytes == s->bytes &&
+	    bytes <= s->max_bytes &&
+	    evict_check(&s->ev, entries, bytes) == 0;
+}
+
+unsigned
+lruhash_check(struct lruhash *h)
+{
+	unsigned i;
+	int ok;
+
+	for (i = 0; i < h->n_shards; i++) {
+		pthread_mutex_lock(&h->shards[i].lock);
+		ok = shard_consistent(&h->shards[i]);
+		pthread_mutex_unlock(&h->shards[i].lock);
+		if (!ok)
+			return i + 1;
+	}
+	return 0;
+}
+
+int
+lruhash_queue(struct lruhash *h, uint64_t hash, const void *key,
+    size_t keylen)
+{
+	struct shard *s = shard_of(h, hash);
+	struct lruhash_node **pp;
+	int q = -1;
+
+	pthread_mutex_lock(&s->lock);
+	if ((pp = find_slot(h, s, (uint32_t)hash, key, keylen)) != NULL)
+		q = (*pp)->queue;
+	pthread_mutex_unlock(&s->lock);
+	return q;
 }

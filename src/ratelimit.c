@@ -61,7 +61,7 @@ static const struct lruhash_type bucket_type = { bucket_match, bucket_free };
 static struct lruhash *
 table_new(size_t size)
 {
-	/* One shard: the least recently seen address overall goes first. */
+	/* One shard: one eviction order over every address (evict.h). */
 	return lruhash_new(1, size * lruhash_charge(
 	    sizeof(struct ratelimit_bucket)), &bucket_type);
 }

@@ -33,10 +33,10 @@ struct ratelimit_stats {
 /*
  * ratelimit_new: a table of token buckets for at most size client
  * addresses (at least 1): a new address beyond that takes the place of
- * the one seen least recently. The rate and slip are not the table's but
- * each check's (ratelimit_check), so that every worker applies those of
- * the configuration it serves with, whatever another has swapped to.
- * Returns NULL if out of memory.
+ * one seen only once if there is one (evict.h). The rate and slip are
+ * not the table's but each check's (ratelimit_check), so that every
+ * worker applies those of the configuration it serves with, whatever
+ * another has swapped to. Returns NULL if out of memory.
  */
 struct ratelimit *ratelimit_new(size_t size);
 

@@ -90,6 +90,27 @@ stale_answers(const struct metrics *m)
 	return (double)n;
 }
 
+/*
+ * Evictions by the queue they left (lruhash.h): probationary ones are of
+ * entries never asked again since stored, and a flood of one-off names
+ * shows there; main ones are of entries clients asked again.
+ */
+static void
+report_evictions(const struct metrics_writer *w, const struct cache_stats *cs)
+{
+	const char *probationary[2] = { "class", "probationary" };
+	const char *main_class[2] = { "class", "main" };
+
+	w->family(w->ctx, "dnsdamper_cache_evictions_total", "counter",
+	    "Entries evicted to stay within cache-size, by the queue they "
+	    "left.");
+	w->sample(w->ctx, "dnsdamper_cache_evictions_total", probationary, 1,
+	    (double)cs->evictions_probation);
+	w->sample(w->ctx, "dnsdamper_cache_evictions_total", main_class, 1,
+	    (double)cs->evictions_main);
+	w->end_family(w->ctx);
+}
+
 static void
 report_cache(const struct report *r, uint64_t stale_entries,
     const struct metrics *m, const struct metrics_writer *w)
@@ -112,9 +133,7 @@ report_cache(const struct report *r, uint64_t stale_entries,
 	    "Bytes charged to the cache.", (double)cs.bytes);
 	scalar(w, "dnsdamper_cache_max_bytes", "gauge",
 	    "The cache-size bound.", (double)cs.max_bytes);
-	scalar(w, "dnsdamper_cache_evictions_total", "counter",
-	    "Entries evicted to stay within cache-size.",
-	    (double)cs.evictions);
+	report_evictions(w, &cs);
 	scalar(w, "dnsdamper_stale_answers_total", "counter",
 	    "Stale answers served (RFC 8767).", stale_answers(m));
 	scalar(w, "dnsdamper_prefetches_total", "counter",
