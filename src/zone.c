@@ -81,8 +81,7 @@ zone_table_free(struct zone_table *t)
 	free(t);
 }
 
-/* What max-inflight leaves after the zones with their own, split evenly. */
-static uint32_t
+uint32_t
 zone_share(const struct config *conf)
 {
 	uint64_t left = conf->max_inflight;
@@ -253,4 +252,17 @@ zone_same_upstreams(const struct zone *a, const struct zone *b)
 			return 0;
 	}
 	return 1;
+}
+
+int
+zone_route_same(const struct zone_table *a, const struct zone_table *b,
+    const uint8_t *qname, size_t len, uint16_t qtype)
+{
+	const struct zone *za, *zb;
+
+	za = zone_find(a, qname, len, qtype);
+	zb = zone_find(b, qname, len, qtype);
+	return za != NULL && zb != NULL &&
+	    strcmp(za->name_str, zb->name_str) == 0 &&
+	    zone_same_upstreams(za, zb);
 }

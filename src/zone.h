@@ -40,6 +40,13 @@ struct zone_table;
 struct zone_table *zone_table_new(struct upstream_registry *reg,
 	    const struct config *conf);
 
+/*
+ * zone_share: the budget of fetches of a zone of conf without its own
+ * max-inflight: an even share of what the zones with their own leave of
+ * the global max-inflight, at least 1.
+ */
+uint32_t zone_share(const struct config *conf);
+
 /* zone_table_registry: the registry t's upstreams come from (borrowed). */
 struct upstream_registry *zone_table_registry(const struct zone_table *t);
 
@@ -98,5 +105,15 @@ uint64_t zone_fingerprint(const struct zone *z);
 /* zone_same_upstreams: 1 if a and b forward to the same set of upstreams
  * (the same objects, in any order), else 0. */
 int	zone_same_upstreams(const struct zone *a, const struct zone *b);
+
+/*
+ * zone_route_same: 1 if a question for qname (wire, folded, len octets)
+ * and qtype (host order) is forwarded by table b as by table a: to a zone
+ * of the same name, with the same upstreams; else 0 (also when neither
+ * has a zone for it). What a cache entry needs to stay when the tables
+ * are swapped.
+ */
+int	zone_route_same(const struct zone_table *a, const struct zone_table *b,
+	    const uint8_t *qname, size_t len, uint16_t qtype);
 
 #endif
