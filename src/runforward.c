@@ -390,7 +390,7 @@ build(const struct control_forward_req *req, const struct config *conf,
 	}
 	if (req->owner != NULL) {
 		if (!runzone_owner_ok(req->owner))
-			return "owner: 1 to 64 letters, digits or ._:@+-";
+			return "owner: 1 to 64 letters, digits or ._:@+-_";
 		memcpy(rz->owner, req->owner, strlen(req->owner) + 1);
 	}
 	if (req->lifetime != NULL) {
@@ -477,7 +477,7 @@ remove_zones(struct runforward *rf, const struct control_forward_req *req,
 
 	if (req->owner != NULL && !runzone_owner_ok(req->owner))
 		return refuse(req, out, 400, "forward remove: owner: 1 to 64 "
-		    "letters, digits or ._:@+-");
+		    "letters, digits or ._:@+-_");
 	if (req->zone == NULL && req->owner == NULL)
 		return refuse(req, out, 400, "forward remove: missing zone or "
 		    "owner");

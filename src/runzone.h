@@ -25,7 +25,7 @@
 /* The longest owner name, and its characters: no space, no quote. */
 #define RUNZONE_OWNER_MAX	64
 #define RUNZONE_OWNER_CHARS	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop" \
-				"qrstuvwxyz0123456789._:@+-"
+				"qrstuvwxyz0123456789._:@+-_"
 /* The longest --lifetime, in seconds: a year. */
 #define RUNZONE_LIFETIME_MAX	(366ULL * 24 * 3600)
 /* expires of a zone without a lifetime. */

@@ -18,6 +18,8 @@ import pwd
 import re
 import shutil
 import stat
+import subprocess
+from pathlib import Path
 
 import dns.rcode
 import pytest
@@ -312,3 +314,109 @@ def test_caller_without_permission_refused(dnsdamper, pair, open_dir):
             prefix=as_nobody, binary=binary)
     assert r.returncode == 0, r
     assert _www(d2) == {VPN_A}
+
+
+def _tools(tmp_path, d):
+    """A dnsdamperctl that talks to d's socket, and the resolvconf hook
+    made from its .in with tmp_path's sbin and etc, as make does."""
+    sbin = tmp_path / "sbin"
+    sbin.mkdir()
+    (sbin / "dnsdamper").write_text("#!/bin/sh\nexit 0\n")
+    (sbin / "dnsdamperctl").write_text(
+        f"#!/bin/sh\nexec {ctl_path()} -s {d.control_path} \"$@\"\n")
+    for f in sbin.iterdir():
+        f.chmod(0o755)
+    (tmp_path / "etc" / "dnsdamper").mkdir(parents=True)
+    top = os.environ.get("top_srcdir") or str(
+        Path(__file__).resolve().parents[2])
+    text = (Path(top) / "contrib/resolvconf/update.d-dnsdamper.in") \
+        .read_text().replace("@sbindir@", str(sbin)) \
+        .replace("@sysconfdir@", str(tmp_path / "etc"))
+    hook = tmp_path / "update.d-dnsdamper"
+    hook.write_text(text)
+    hook.chmod(0o755)
+    return sbin, hook, Path(top) / "contrib/resolvconf/90-dnsdamper-vpn"
+
+
+RESOLVCONF_SHIM = """#!/bin/sh
+# openresolv's -i and -l over the records in {records}
+case "$1" in
+-i) ls {records} ;;
+-l) if [ -n "$2" ]; then cat "{records}/$2"; else cat {records}/*; fi ;;
+esac
+"""
+
+
+@pytest.mark.skipif(os.path.exists("/lib/resolvconf/list-records"),
+                    reason="Debian's resolvconf is installed: the hook "
+                    "would read its records, not the test's")
+def test_resolvconf_hook_zones_follow_the_records(dnsdamper, pair,
+                                                   tmp_path):
+    """The update hook (openresolv's -i and -l, from a shim): a record
+    with `domain` and `search` and a name server makes runtime zones owned
+    by resolvconf:IFACE; a record without name servers or domains makes
+    none; a search word dropped from the record, or the record gone (what
+    resolvconf -d leaves), removes them. The name servers carry the vpn
+    named's port, which no real record has: the test's named is not on
+    port 53."""
+    home, vpn = pair
+    d = _daemon(dnsdamper, home)
+    _, hook, _ = _tools(tmp_path, d)
+    records = tmp_path / "records"
+    records.mkdir()
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "resolvconf").write_text(RESOLVCONF_SHIM.format(
+        records=records))
+    (shims / "resolvconf").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}"}
+
+    def run_hook():
+        r = subprocess.run([str(hook)], env=env, capture_output=True,
+                           text=True, timeout=30)
+        assert r.returncode == 0, (r.stdout, r.stderr)
+
+    (records / "eth0").write_text("nameserver 127.0.0.1\nsearch lan\n")
+    (records / "tun0").write_text(
+        f"domain {ZONE.upper()}\nsearch lab.{ZONE} corp.test\n"
+        f"nameserver {upstream(vpn.port)}\n")
+    run_hook()
+    zones = _listed(d)
+    assert set(zones) == {f"{ZONE}.", f"lab.{ZONE}.", "corp.test."}, zones
+    assert {z["owner"] for z in zones.values()} == {"resolvconf:tun0"}
+    assert _www(d) == {VPN_A}
+    run_hook()                  # nothing changed: renewals
+    assert len(_listed(d)) == 3
+
+    (records / "tun0").write_text(f"search {ZONE}\n"
+                                  f"nameserver {upstream(vpn.port)}\n")
+    run_hook()
+    assert set(_listed(d)) == {f"{ZONE}."}
+    (records / "tun0").unlink()
+    run_hook()
+    assert _listed(d) == {}
+    assert _www(d) == {HOME_A}
+
+
+def test_networkmanager_dispatcher_vpn_up_and_down(dnsdamper, pair,
+                                                   tmp_path):
+    home, vpn = pair
+    d = _daemon(dnsdamper, home)
+    sbin, _, script = _tools(tmp_path, d)
+    env = {**os.environ, "DNSDAMPERCTL": str(sbin / "dnsdamperctl"),
+           "CONNECTION_UUID": "5b1c2f7e-0d4a-4c5e-9d51-7a1f0e3c2b11",
+           "VPN_IP_IFACE": "tun0",
+           "VPN_IP4_NAMESERVERS": upstream(vpn.port),
+           "VPN_IP4_DOMAINS": f"{ZONE} corp.test"}
+    for action in ("vpn-up", "vpn-down"):
+        r = subprocess.run([str(script), "tun0", action], env=env,
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 0 and r.stderr == "", r
+        if action == "vpn-up":
+            zones = _listed(d)
+            assert set(zones) == {f"{ZONE}.", "corp.test."}, zones
+            assert zones["corp.test."]["owner"] == \
+                "nm:5b1c2f7e-0d4a-4c5e-9d51-7a1f0e3c2b11"
+            assert _www(d) == {VPN_A}
+    assert _listed(d) == {}
+    assert _www(d) == {HOME_A}
