@@ -348,7 +348,6 @@ static const char *
 build(const struct control_forward_req *req, const struct config *conf,
     struct runzone *rz, uint64_t now, char *buf, size_t len)
 {
-	const struct config_name *n;
 	enum value_result vr;
 	const char *err;
 	struct addr a;
@@ -380,14 +379,9 @@ build(const struct control_forward_req *req, const struct config *conf,
 		    &a) == -1)
 			return "out of memory";
 	}
-	if (req->policy != NULL) {
-		for (n = config_policy_names; n->name != NULL; n++)
-			if (strcmp(n->name, req->policy) == 0)
-				break;
-		if (n->name == NULL)
-			return "policy: not order, random, fastest or hash";
-		rz->fw.policy = (enum config_policy)n->value;
-	}
+	if (req->policy != NULL &&
+	    runzone_policy(req->policy, &rz->fw.policy) == -1)
+		return "policy: not order, random, fastest or hash";
 	if (req->owner != NULL) {
 		if (!runzone_owner_ok(req->owner))
 			return "owner: 1 to 64 letters, digits or ._:@+-_";

@@ -252,9 +252,8 @@ runzone_format(const struct runzone_set *set, uint64_t now, int64_t wall,
 	return rc ? -1 : 0;
 }
 
-/* A policy's word into *policy: 0, or -1 if it names none. */
-static int
-policy_of(const char *word, enum config_policy *policy)
+int
+runzone_policy(const char *word, enum config_policy *policy)
 {
 	const struct config_name *n;
 
@@ -308,7 +307,7 @@ parse_line(char **w, size_t n, uint64_t now, int64_t wall,
 		return "too many upstreams";
 	if ((rz->fw.zone = runzone_name(w[0])) == NULL)
 		return "not a domain name";
-	if (policy_of(w[1], &rz->fw.policy) == -1)
+	if (runzone_policy(w[1], &rz->fw.policy) == -1)
 		return "not a policy";
 	if (strcmp(w[2], "-") != 0 && !runzone_owner_ok(w[2]))
 		return "not an owner name";

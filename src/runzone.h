@@ -73,6 +73,13 @@ int	runzone_owner_ok(const char *owner);
 char	*runzone_name(const char *str);
 
 /*
+ * runzone_policy: the policy named word (the `policy` directive's words:
+ * order, random, fastest, hash) into *policy. Returns 0, or -1 if word
+ * names none (*policy untouched).
+ */
+int	runzone_policy(const char *word, enum config_policy *policy);
+
+/*
  * runzone_find: the runtime zone named zone (canonical, as
  * directive_canonical_name writes it: lower case, absolute), or NULL.
  * Borrowed: valid until the set changes.
