@@ -802,6 +802,8 @@ stop(struct daemon *d)
 	for (i = 0; d->workers != NULL && i < d->n_workers; i++)
 		worker_free(d->workers[i]);
 	free(d->workers);
+	if (d->runforward != NULL)
+		runforward_save(d->runforward);
 	/* Only a cache that served replaces the file of the last run. */
 	if (d->started && d->cache_file != NULL &&
 	    (n = cachefile_write(d->cache, d->snap->zones, d->cache_file,

@@ -28,6 +28,7 @@ struct runforward {
 	struct upstream_registry *reg;
 	struct cache		*cache;
 	char			*state_path;	/* or NULL */
+	int			 dirty;		/* changed since saved */
 	runforward_current_fn	 current;
 	runforward_publish_fn	 publish;
 	void			*arg;
@@ -83,14 +84,19 @@ runforward_count(const struct runforward *rf)
 	return rf->set.n;
 }
 
+/*
+ * The set into the state file, if it changed since last written: at most
+ * once a tick, since main's loop (worker 0's too) waits for the fsync.
+ */
 static void
-save(struct runforward *rf)
+write_state(struct runforward *rf)
 {
 	struct evbuffer *b;
 	int rc;
 
-	if (rf->state_path == NULL)
+	if (rf->state_path == NULL || !rf->dirty)
 		return;
+	rf->dirty = 0;
 	if ((b = evbuffer_new()) == NULL ||
 	    runzone_format(&rf->set, clock_now_ms(), clock_wall_s(), b) == -1)
 		rc = -1;
@@ -101,6 +107,19 @@ save(struct runforward *rf)
 		    "will not outlive a restart", rf->state_path);
 	if (b != NULL)
 		evbuffer_free(b);
+}
+
+/* The set changed: written at the next tick, or at stop. */
+static void
+save(struct runforward *rf)
+{
+	rf->dirty = 1;
+}
+
+void
+runforward_save(struct runforward *rf)
+{
+	write_state(rf);
 }
 
 void
@@ -304,8 +323,10 @@ runforward_tick(struct runforward *rf, uint64_t now)
 	struct touched t;
 	size_t i;
 
-	if (runzone_next_expiry(&rf->set) > now)
+	if (runzone_next_expiry(&rf->set) > now) {
+		write_state(rf);
 		return;
+	}
 	memset(&t, 0, sizeof(t));
 	(void)runzone_expire(&rf->set, now, touch, &t);
 	for (i = 0; i < t.n; i++)
@@ -314,6 +335,7 @@ runforward_tick(struct runforward *rf, uint64_t now)
 	if (apply(rf, &t) == -1)
 		log_warn("runtime forwards expired, but not applied");
 	save(rf);
+	write_state(rf);
 	touched_free(&t);
 }
 
@@ -424,6 +446,11 @@ add(struct runforward *rf, const struct control_forward_req *req,
 	renewal = old != NULL && runzone_same_routing(old, &rz);
 	memset(&t, 0, sizeof(t));
 	touch(&rz, &t);
+	if (t.failed) {
+		runzone_free(&rz);
+		touched_free(&t);
+		return refuse(req, out, 500, "forward add: out of memory");
+	}
 	if (runzone_add(&rf->set, &rz, &replaced) == -1) {
 		touched_free(&t);
 		if (errno == ENOSPC)

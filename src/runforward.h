@@ -67,8 +67,15 @@ struct zone_table *runforward_zones(struct runforward *rf,
 	    const struct config *conf, struct evbuffer *errors, int strict);
 
 /*
+ * runforward_save: the set into the state file now if it changed since
+ * last written (at stop; else the tick writes it, at most once a second,
+ * so that a burst of changes costs one fsync). A failure is logged.
+ */
+void	runforward_save(struct runforward *rf);
+
+/*
  * runforward_tick: the zones whose lifetime ran out at now (monotonic ms)
- * removed, as a remove would.
+ * removed, as a remove would; the state file written if the set changed.
  */
 void	runforward_tick(struct runforward *rf, uint64_t now);
 
@@ -77,7 +84,8 @@ void	runforward_tick(struct runforward *rf, uint64_t now);
  * list, add (zone, 1 to 16 upstreams as the upstream directive takes
  * them, none of them one of our listen addresses, policy, owner,
  * lifetime as a duration of 1 s to 366 d; at most RUNZONE_MAX zones),
- * remove (a zone, of owner only if given; or every zone of owner).
+ * remove (a zone, of owner only if given; or every zone of owner). The
+ * state file follows at the next tick (runforward_save).
  * Returns the HTTP status; 400 with why, 404 for a zone that is not a
  * runtime zone, 403 for another owner's, 507 at the cap.
  */

@@ -19,6 +19,7 @@ import re
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import dns.rcode
@@ -181,14 +182,22 @@ def test_restart_keeps_runtime_zones(dnsdamper, pair, tmp_path):
     _ok(d, "forward", "add", "gone.test", upstream(vpn.port))
     _ok(d, "forward", "remove", "gone.test")
     path = state / "forward-zones"
+    # written on main's next tick (a burst of changes in one write), not
+    # only at stop: a daemon that is killed keeps them too
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not (
+            path.exists() and f"\n{ZONE}. " in path.read_text() and
+            "gone.test" not in path.read_text()):
+        time.sleep(0.1)
+    assert f"\n{ZONE}. " in path.read_text()
+    d.stopped_by_test = True
+    assert d.stop() == (0, False)
     st = os.stat(path)
     assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid()
     lines = [ln for ln in path.read_text().splitlines()
              if not ln.startswith("#")]
     assert len(lines) == 1 and lines[0].startswith(f"{ZONE}. order tun0 ") \
         and lines[0].endswith(f" 3600 {upstream(vpn.port)}"), lines
-    d.stopped_by_test = True
-    assert d.stop() == (0, False)
 
     d2 = _daemon(dnsdamper, home, extra)
     assert re.search(r"forward state file .*forward-zones: 1 runtime "
