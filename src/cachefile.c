@@ -1,15 +1,10 @@
 /* cachefile.c: the cache file: written at stop, read back at start. */
 #include "autoconf.h"
 
-#include <sys/stat.h>
-
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <event2/buffer.h>
 
@@ -17,6 +12,7 @@
 #include "clock.h"
 #include "fnv.h"
 #include "log.h"
+#include "statefile.h"
 #include "wire.h"
 
 /*
@@ -75,74 +71,6 @@ write_record(const struct cache_record *rec, void *arg)
 	w->count++;
 }
 
-/*
- * 1 if st, the cache file or its directory, is ours alone to change:
- * owned by us or root, and writable by no group or other user. Else 0,
- * and why logged: "cache-file PATH: DONE: the WHAT is ...".
- */
-static int
-ours_alone(const char *path, const char *done, const char *what,
-    const struct stat *st)
-{
-	if (st->st_uid != geteuid() && st->st_uid != 0)
-		log_warnx("cache-file %s: %s: the %s is owned by uid %u, not "
-		    "by us or root", path, done, what, (unsigned)st->st_uid);
-	else if (st->st_mode & (S_IWGRP | S_IWOTH))
-		log_warnx("cache-file %s: %s: the %s is writable by others "
-		    "(mode %03o)", path, done, what,
-		    (unsigned)(st->st_mode & 0777));
-	else
-		return 1;
-	return 0;
-}
-
-/*
- * Write all of b to path.tmp, sync it, and rename it over path; only in a
- * directory no one else can write in, and then as a new file, never
- * through a link someone put at path.tmp (O_EXCL, O_NOFOLLOW). Returns 0,
- * -1 with errno set, or -2 if the directory is not ours alone (logged).
- */
-static int
-write_atomically(const char *path, struct evbuffer *b)
-{
-	char tmp[4096], dir[4096];
-	struct stat st;
-	int fd, saved;
-
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp) ||
-	    (size_t)snprintf(dir, sizeof(dir), "%s", path) >= sizeof(dir)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (stat(dirname(dir), &st) == -1)
-		return -1;
-	if (!ours_alone(path, "not written", "directory", &st))
-		return -2;
-	/* Left by a crash: unlink removes a link, not what it points to. */
-	if (unlink(tmp) == -1 && errno != ENOENT)
-		return -1;
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0600)) == -1)
-		return -1;
-	while (evbuffer_get_length(b) > 0)
-		if (evbuffer_write(b, fd) <= 0 && errno != EINTR)
-			goto fail;
-	if (fsync(fd) == -1 || close(fd) == -1) {
-		fd = -1;
-		goto fail;
-	}
-	if (rename(tmp, path) == 0)
-		return 0;
-	fd = -1;
-fail:
-	saved = errno;
-	if (fd != -1)
-		close(fd);
-	(void)unlink(tmp);
-	errno = saved;
-	return -1;
-}
-
 /* How each zone was forwarded, to tell at start what still holds. */
 static void
 write_zones(struct evbuffer *b, struct zone_table *zones)
@@ -184,7 +112,7 @@ cachefile_write(struct cache *c, struct zone_table *zones, const char *path,
 	all = evbuffer_pullup(w.b, -1);
 	wire_wr32(all + HEADER_LEN - 4, w.count);
 	put(w.b, fnv1a64(FNV1A64_INIT, all, len), 8);
-	if ((rc = write_atomically(path, w.b)) < 0) {
+	if ((rc = statefile_write("cache-file", path, w.b)) < 0) {
 		if (rc == -1)
 			log_warn("cache-file %s: not written", path);
 		evbuffer_free(w.b);
@@ -392,40 +320,21 @@ long
 cachefile_read(struct cache *c, struct zone_table *zones, const char *path,
     uint64_t now)
 {
-	struct stat st;
-	uint8_t *all = NULL;
-	ssize_t got;
-	size_t len = 0;
+	uint8_t *all;
+	size_t len;
 	long stored = -1;
-	int fd;
+	int rc;
 
-	/* Not through a link: where it points is not where we write. */
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		if (errno != ENOENT)
-			log_warn("cache-file %s: not read", path);
-		return errno == ENOENT ? 0 : -1;
-	}
-	/* What another user could have written is not ours to serve. */
-	if (fstat(fd, &st) == 0 && !ours_alone(path, "ignored", "file", &st)) {
-		close(fd);
-		return -1;
-	}
-	/* Not read at all: what we could not have written is no cache. */
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > file_max(c)) {
+	if ((rc = statefile_read("cache-file", path, file_max(c), &all,
+	    &len)) == 0 || rc == -1)
+		return rc;
+	if (rc == -2) {
 		log_warnx("cache-file %s: ignored: larger than a cache of "
 		    "cache-size makes it", path);
-		close(fd);
 		return -1;
 	}
-	if (S_ISREG(st.st_mode) &&
-	    (all = malloc((size_t)st.st_size + 1)) != NULL) {
-		while (len < (size_t)st.st_size && (got = read(fd, all + len,
-		    (size_t)st.st_size - len)) > 0)
-			len += (size_t)got;
-		if (len == (size_t)st.st_size)
-			stored = import_all(c, zones, all, len, now);
-	}
-	close(fd);
+	if (rc == 1)
+		stored = import_all(c, zones, all, len, now);
 	free(all);
 	if (stored == -1)
 		log_warnx("cache-file %s: damaged or not a dnsdamper cache "

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
@@ -51,6 +52,9 @@ struct control {
 	struct report		 report;
 	control_reload_fn	 reload;
 	void			*reload_arg;
+	control_forward_fn	 forward;	/* or NULL */
+	void			*forward_arg;
+	gid_t			 forward_group;
 	LIST_HEAD(, census)	 censuses;	/* in progress */
 };
 
@@ -495,6 +499,128 @@ post_reload(struct control *c, struct evhttp_request *req)
 		evbuffer_free(b);
 }
 
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS	59	/* Linux 4.13; older headers lack it */
+#endif
+
+/*
+ * 1 if the peer of req may change forwarding: root, our own user, or a
+ * member of the socket's group. The credentials are the kernel's, taken
+ * at connect(2): a socket handed to another process keeps them.
+ */
+static int
+peer_may_change(const struct control *c, struct evhttp_request *req)
+{
+	struct evhttp_connection *conn = evhttp_request_get_connection(req);
+	struct bufferevent *bev;
+	struct ucred cred;
+	gid_t groups[256];
+	socklen_t len = sizeof(cred);
+	size_t i;
+	int fd;
+
+	if (conn == NULL || (bev = evhttp_connection_get_bufferevent(conn)) ==
+	    NULL || (fd = bufferevent_getfd(bev)) == -1 ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == -1)
+		return 0;
+	if (cred.uid == 0 || cred.uid == geteuid() ||
+	    cred.gid == c->forward_group)
+		return 1;
+	len = sizeof(groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == -1)
+		return 0;
+	for (i = 0; i < len / sizeof(groups[0]); i++)
+		if (groups[i] == c->forward_group)
+			return 1;
+	return 0;
+}
+
+/* The parameters of a /forward request into fr (borrowed from kv). */
+static void
+forward_params(struct evkeyvalq *kv, struct control_forward_req *fr)
+{
+	struct evkeyval *p;
+
+	TAILQ_FOREACH(p, kv, next) {
+		if (strcmp(p->key, "format") == 0)
+			fr->text = strcmp(p->value, "text") == 0;
+		else if (strcmp(p->key, "zone") == 0 && fr->zone == NULL)
+			fr->zone = p->value;
+		else if (strcmp(p->key, "owner") == 0 && fr->owner == NULL &&
+		    fr->op != CONTROL_FORWARD_LIST)
+			fr->owner = p->value;
+		else if (strcmp(p->key, "policy") == 0 && fr->policy == NULL &&
+		    fr->op == CONTROL_FORWARD_ADD)
+			fr->policy = p->value;
+		else if (strcmp(p->key, "lifetime") == 0 &&
+		    fr->lifetime == NULL && fr->op == CONTROL_FORWARD_ADD)
+			fr->lifetime = p->value;
+		else if (strcmp(p->key, "upstream") == 0 &&
+		    fr->op == CONTROL_FORWARD_ADD) {
+			if (fr->n_upstreams < CONTROL_FORWARD_UPSTREAMS)
+				fr->upstreams[fr->n_upstreams] = p->value;
+			fr->n_upstreams++;
+		} else if (fr->unknown == NULL)
+			fr->unknown = p->key;
+	}
+}
+
+static void
+forward(struct control *c, struct evhttp_request *req,
+    enum control_forward_op op)
+{
+	struct control_forward_req fr;
+	struct evkeyvalq kv;
+	struct evbuffer *b;
+	int status;
+
+	if (c->forward == NULL) {
+		reply_error(req, HTTP_NOTFOUND, "Not Found", "no such resource");
+		return;
+	}
+	if (op != CONTROL_FORWARD_LIST && !peer_may_change(c, req)) {
+		reply_error(req, 403, "Forbidden", "only root, the daemon's "
+		    "user and the control socket's group may change "
+		    "forwarding");
+		return;
+	}
+	memset(&fr, 0, sizeof(fr));
+	fr.op = op;
+	if (params(req, &kv) == -1 || (b = evbuffer_new()) == NULL) {
+		evhttp_clear_headers(&kv);
+		reply_error(req, HTTP_BADREQUEST, "Bad Request",
+		    "the query string does not parse");
+		return;
+	}
+	forward_params(&kv, &fr);
+	status = c->forward(c->forward_arg, &fr, b);
+	reply(req, status, status == HTTP_OK ? "OK" : status == 403 ?
+	    "Forbidden" : status == HTTP_NOTFOUND ? "Not Found" :
+	    status == 507 ? "Insufficient Storage" : status == HTTP_INTERNAL ?
+	    "Internal Server Error" : "Bad Request", fr.text ? TEXT_TYPE :
+	    JSON_TYPE, b);
+	evbuffer_free(b);
+	evhttp_clear_headers(&kv);
+}
+
+static void
+get_forward(struct control *c, struct evhttp_request *req)
+{
+	forward(c, req, CONTROL_FORWARD_LIST);
+}
+
+static void
+post_forward_add(struct control *c, struct evhttp_request *req)
+{
+	forward(c, req, CONTROL_FORWARD_ADD);
+}
+
+static void
+post_forward_remove(struct control *c, struct evhttp_request *req)
+{
+	forward(c, req, CONTROL_FORWARD_REMOVE);
+}
+
 static void dump_next(struct evhttp_connection *, void *);
 
 /*
@@ -563,6 +689,9 @@ static const struct route {
 	{ "/cache", EVHTTP_REQ_GET, get_cache },
 	{ "/flush", EVHTTP_REQ_POST, post_flush },
 	{ "/reload", EVHTTP_REQ_POST, post_reload },
+	{ "/forward", EVHTTP_REQ_GET, get_forward },
+	{ "/forward/add", EVHTTP_REQ_POST, post_forward_add },
+	{ "/forward/remove", EVHTTP_REQ_POST, post_forward_remove },
 };
 
 static void
@@ -685,6 +814,15 @@ control_new(struct event_base *base, int unix_fd, int tcp_fd,
 		return NULL;
 	}
 	return c;
+}
+
+void
+control_set_forward(struct control *c, control_forward_fn fn, void *arg,
+    gid_t group)
+{
+	c->forward = fn;
+	c->forward_arg = arg;
+	c->forward_group = group;
 }
 
 void

@@ -8,6 +8,10 @@
  *   GET  /cache      the cache, one RR per line, streamed slice by slice
  *   POST /flush[?name=N[&type=T] | ?zone=Z]   drop cache entries
  *   POST /reload     reread the configuration, as SIGHUP does
+ *   GET  /forward    the forward zones, configured and runtime
+ *   POST /forward/add?zone=Z&upstream=A[&upstream=B...][&policy=P]
+ *                    [&owner=O][&lifetime=D]   a runtime forward zone
+ *   POST /forward/remove?zone=Z[&owner=O] | ?owner=O   runtime zones gone
  * (all but /metrics and /cache as text instead of JSON with ?format=text)
  * and the optional metrics-listen TCP socket, serving GET /metrics only.
  */
@@ -29,6 +33,36 @@ struct control;
  * reasons (one per line) appended to errors.
  */
 typedef int (*control_reload_fn)(void *arg, struct evbuffer *errors);
+
+/* What a /forward request asks (the parameters borrowed from the request). */
+enum control_forward_op {
+	CONTROL_FORWARD_LIST,
+	CONTROL_FORWARD_ADD,
+	CONTROL_FORWARD_REMOVE
+};
+
+#define CONTROL_FORWARD_UPSTREAMS	16	/* upstream= kept at most */
+
+struct control_forward_req {
+	enum control_forward_op	 op;
+	const char		*zone;		/* NULL: not given */
+	const char		*policy;
+	const char		*owner;
+	const char		*lifetime;
+	const char		*upstreams[CONTROL_FORWARD_UPSTREAMS];
+	size_t			 n_upstreams;	/* given; may be more than
+						 * those kept */
+	const char		*unknown;	/* a parameter not of op's */
+	int			 text;		/* ?format=text */
+};
+
+/*
+ * Carries out a /forward request: the body of the reply appended to out,
+ * JSON or (req->text) text; returns the HTTP status (200, or 4xx with the
+ * reason in out).
+ */
+typedef int (*control_forward_fn)(void *arg,
+	    const struct control_forward_req *req, struct evbuffer *out);
 
 /*
  * control_open_unix: a listening unix stream socket at path, replacing a
@@ -59,6 +93,15 @@ struct control_limits {
 struct control *control_new(struct event_base *base, int unix_fd, int tcp_fd,
 	    const struct control_limits *lim, const struct report *report,
 	    control_reload_fn reload, void *arg);
+
+/*
+ * control_set_forward: serve /forward through fn (with arg); the changes
+ * (POST) only for a peer (SO_PEERCRED, SO_PEERGROUPS) that is root, our
+ * own user, or of group (the control socket's group: primary or
+ * supplementary); any other gets 403.
+ */
+void	control_set_forward(struct control *c, control_forward_fn fn,
+	    void *arg, gid_t group);
 
 /* control_free: close the sockets and connections. NULL is allowed. */
 void	control_free(struct control *c);

@@ -17,6 +17,13 @@
 #define EXIT_UNREACHABLE 2	/* not running, or the socket is not ours */
 #define EXIT_USAGE	64
 
+/* --policy, --owner, --lifetime: of forward's commands only. */
+struct forward_opts {
+	const char	*policy;
+	const char	*owner;
+	const char	*lifetime;
+};
+
 struct request {
 	const char	*method;
 	char		 target[2048];	/* path and query string */
@@ -36,7 +43,12 @@ usage(FILE *out, int status)
 	    "  flush [NAME [TYPE]]      drop the cache, or NAME's entries\n"
 	    "  flush-zone ZONE          drop ZONE and every name below it\n"
 	    "  dump                     the cache, one record per line\n"
-	    "  reload                   reread the configuration\n");
+	    "  reload                   reread the configuration\n"
+	    "  forward list             forward zones: configured, runtime\n"
+	    "  forward add ZONE UPSTREAM... [--policy P] [--owner NAME]\n"
+	    "              [--lifetime DURATION]   a runtime forward zone\n"
+	    "  forward remove ZONE [--owner NAME]  a runtime forward zone\n"
+	    "  forward remove --owner NAME         all of NAME's\n");
 	exit(status);
 }
 
@@ -60,8 +72,47 @@ add_param(struct request *r, const char *key, const char *value)
 	r->target[n] = '\0';
 }
 
+/* forward list | add ZONE UPSTREAM... | remove [ZONE]. */
 static void
-build(struct request *r, int argc, char **argv, int json)
+build_forward(struct request *r, int argc, char **argv, int json,
+    const struct forward_opts *o)
+{
+	int i;
+
+	if (argc < 2)
+		usage(stderr, EXIT_USAGE);
+	if (strcmp(argv[1], "list") == 0 && argc == 2 && o->policy == NULL &&
+	    o->owner == NULL && o->lifetime == NULL) {
+		r->method = "GET";
+		snprintf(r->target, sizeof(r->target), "/forward");
+	} else if (strcmp(argv[1], "add") == 0 && argc >= 4) {
+		r->method = "POST";
+		snprintf(r->target, sizeof(r->target), "/forward/add");
+		add_param(r, "zone", argv[2]);
+		for (i = 3; i < argc; i++)
+			add_param(r, "upstream", argv[i]);
+		if (o->policy != NULL)
+			add_param(r, "policy", o->policy);
+		if (o->lifetime != NULL)
+			add_param(r, "lifetime", o->lifetime);
+	} else if (strcmp(argv[1], "remove") == 0 && argc <= 3 &&
+	    (argc == 3 || o->owner != NULL) && o->policy == NULL &&
+	    o->lifetime == NULL) {
+		r->method = "POST";
+		snprintf(r->target, sizeof(r->target), "/forward/remove");
+		if (argc == 3)
+			add_param(r, "zone", argv[2]);
+	} else
+		usage(stderr, EXIT_USAGE);
+	if (o->owner != NULL)
+		add_param(r, "owner", o->owner);
+	if (!json)
+		add_param(r, "format", "text");
+}
+
+static void
+build(struct request *r, int argc, char **argv, int json,
+    const struct forward_opts *o)
 {
 	static const struct {
 		const char	*name;
@@ -81,6 +132,12 @@ build(struct request *r, int argc, char **argv, int json)
 	};
 	size_t i;
 
+	if (strcmp(argv[0], "forward") == 0) {
+		build_forward(r, argc, argv, json, o);
+		return;
+	}
+	if (o->policy != NULL || o->owner != NULL || o->lifetime != NULL)
+		usage(stderr, EXIT_USAGE);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(argv[0], cmds[i].name) == 0)
 			break;
@@ -269,8 +326,12 @@ main(int argc, char *argv[])
 		{ "json", no_argument, NULL, 'j' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "owner", required_argument, NULL, 'O' },
+		{ "lifetime", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct forward_opts fo = { NULL, NULL, NULL };
 	const char *path = DEFAULT_SOCKET;
 	struct request r;
 	int ch, json = 0;
@@ -285,6 +346,15 @@ main(int argc, char *argv[])
 		case 's':
 			path = optarg;
 			break;
+		case 'P':
+			fo.policy = optarg;
+			break;
+		case 'O':
+			fo.owner = optarg;
+			break;
+		case 'L':
+			fo.lifetime = optarg;
+			break;
 		default:
 			usage(stderr, EXIT_USAGE);
 		}
@@ -292,6 +362,6 @@ main(int argc, char *argv[])
 	if (optind >= argc)
 		usage(stderr, EXIT_USAGE);
 	memset(&r, 0, sizeof(r));
-	build(&r, argc - optind, argv + optind, json);
+	build(&r, argc - optind, argv + optind, json, &fo);
 	return exchange(path, &r);
 }

@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <sched.h>
@@ -29,6 +30,7 @@
 #include "priv.h"
 #include "ratelimit.h"
 #include "report.h"
+#include "runforward.h"
 #include "snapshot.h"
 #include "systemd.h"
 #include "upstream.h"
@@ -75,7 +77,9 @@ struct daemon {
 	struct worker		**workers;
 	unsigned		 n_workers;
 	struct control		*control;
-	struct event		*events[6];	/* signals and timers */
+	gid_t			 control_gid;	/* the control socket's */
+	struct runforward	*runforward;	/* runtime forward zones */
+	struct event		*events[7];	/* signals and timers */
 	struct log_limit	 late_log;	/* a stuck worker, said */
 	int64_t			 start_time;	/* Unix seconds */
 };
@@ -316,8 +320,13 @@ load_snapshot(struct daemon *d, struct evbuffer *errors)
 	memset(&conf, 0, sizeof(conf));
 	if (load_logged(d->config_path, &conf, errors) == -1)
 		return NULL;
-	if ((zones = zone_table_new(d->upstreams, &conf)) == NULL ||
-	    (local = localbuild_table(&conf)) == NULL) {
+	/* Runtime zones go over the new configuration, or it is refused. */
+	if ((zones = runforward_zones(d->runforward, &conf, errors, 1)) ==
+	    NULL && errno == EINVAL) {
+		config_free(&conf);
+		return NULL;
+	}
+	if (zones == NULL || (local = localbuild_table(&conf)) == NULL) {
 		log_err("reload");
 		zone_table_unref(zones);
 		config_free(&conf);
@@ -471,6 +480,32 @@ hosts_check_cb(evutil_socket_t fd, short what, void *arg)
 	    localzone_table_names(d->snap->local));
 }
 
+/* Runtime forward zones whose lifetime ran out are removed. */
+static void
+forward_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)fd;
+	(void)what;
+	runforward_tick(d->runforward, clock_now_ms());
+}
+
+/* What the workers serve now, for runforward. */
+static struct snapshot *
+current_snapshot(void *arg)
+{
+	struct daemon *d = arg;
+
+	return d->snap;
+}
+
+static void
+publish_snapshot(void *arg, struct snapshot *snap)
+{
+	publish(arg, snap);
+}
+
 /*
  * Pinged from main's loop, and only while every worker's loop ticks: a
  * stuck loop, main's or a worker's, gets us restarted.
@@ -564,6 +599,7 @@ static int
 open_privileged(struct daemon *d, struct priv_user *u)
 {
 	const struct config *conf = &d->conf;
+	struct stat st;
 	gid_t gid;
 
 	if (priv_lookup(conf->user, u, LOG_LEVEL_ERR) == -1 ||
@@ -576,6 +612,9 @@ open_privileged(struct daemon *d, struct priv_user *u)
 	    conf->control_mode, gid)) != -1) {
 		if ((d->control_path = strdup(conf->control)) == NULL)
 			return -1;
+		/* Whoever may change forwarding: the socket file's group. */
+		d->control_gid = stat(conf->control, &st) == 0 ? st.st_gid :
+		    (gid_t)-1;
 	} else if (configured(conf->control))
 		log_warnx("running without the control socket");
 	if (conf->metrics_listen.len > 0 &&
@@ -608,6 +647,11 @@ start_events(struct daemon *d)
 	if ((d->events[5] = event_new(d->base, -1, EV_PERSIST, hosts_check_cb,
 	    d)) == NULL || event_add(d->events[5], &hosts) == -1)
 		return -1;
+	/* Lifetimes are whole seconds: a second's tick ends them on time. */
+	if ((d->events[6] = event_new(d->base, -1, EV_PERSIST,
+	    forward_tick_cb, d)) == NULL || event_add(d->events[6],
+	    &hosts) == -1)
+		return -1;
 	/* Pinged from the loop itself: a stuck loop gets us killed. */
 	if (wd > 0) {
 		tv = clock_ms_to_tv(wd / 2);
@@ -639,8 +683,15 @@ start_shared(struct daemon *d)
 	    NULL ||
 	    (d->n_workers > 1 &&
 	    (d->shared.index = inflight_new(d->n_workers)) == NULL) ||
-	    (zones = zone_table_new(d->upstreams, &d->conf)) == NULL ||
-	    (local = localbuild_table(&d->conf)) == NULL) {
+	    (d->runforward = runforward_new(d->upstreams, d->cache,
+	    d->cache_file, current_snapshot, publish_snapshot, d)) == NULL) {
+		log_err("start-up");
+		return -1;
+	}
+	/* Before the cache file: its entries of runtime zones stay. */
+	runforward_load(d->runforward, clock_now_ms());
+	if ((zones = runforward_zones(d->runforward, &d->conf, NULL, 0)) ==
+	    NULL || (local = localbuild_table(&d->conf)) == NULL) {
 		zone_table_unref(zones);
 		log_err("start-up");
 		return -1;
@@ -715,6 +766,9 @@ start(struct daemon *d)
 	    (d->control = control_new(d->base, d->control_fd, d->metrics_fd,
 	    &clim, &report, control_reload, d)) == NULL)
 		return -1;
+	if (d->control != NULL)
+		control_set_forward(d->control, runforward_control,
+		    d->runforward, d->control_gid);
 	d->control_fd = d->metrics_fd = -1;	/* the control owns them */
 	if (start_events(d) == -1) {
 		log_err("start-up");
@@ -756,6 +810,8 @@ stop(struct daemon *d)
 	for (i = 0; d->workers != NULL && i < d->n_workers; i++)
 		worker_free(d->workers[i]);
 	free(d->workers);
+	if (d->runforward != NULL)
+		runforward_save(d->runforward);
 	/* Only a cache that served replaces the file of the last run. */
 	if (d->started && d->cache_file != NULL &&
 	    (n = cachefile_write(d->cache, d->snap->zones, d->cache_file,
@@ -770,6 +826,7 @@ stop(struct daemon *d)
 	if (d->metrics_fd != -1)
 		close(d->metrics_fd);
 	snapshot_unref(d->snap);
+	runforward_free(d->runforward);
 	inflight_free(d->shared.index);
 	ratelimit_free(d->shared.ratelimit);
 	upstream_registry_free(d->upstreams);
@@ -790,6 +847,7 @@ serve(struct daemon *d)
 	/* A SIGHUP before its handler is in place must not kill us. */
 	signal(SIGHUP, SIG_IGN);
 	d->control_fd = d->metrics_fd = -1;
+	d->control_gid = (gid_t)-1;
 	if (start(d) == 0)
 		rc = event_base_dispatch(d->base) == -1;
 	stop(d);

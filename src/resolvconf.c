@@ -216,8 +216,7 @@ resolvconf_read(const char *path, const struct addr *self, size_t n_self,
 	return 0;
 }
 
-/* Why a query to ns would reach one of our listen addresses, or NULL. */
-static const char *
+const char *
 resolvconf_self(const struct addr *ns, const struct addr *self, size_t n_self,
     const struct addr **mine)
 {

@@ -31,6 +31,16 @@ int	resolvconf_read(const char *path, const struct addr *self,
 	    size_t n_self, struct addr **out, size_t *n_out);
 
 /*
+ * resolvconf_self: why a query to ns would reach one of our listen
+ * addresses (self, n_self of them, borrowed) by the rules of
+ * resolvconf_read, with *mine the listen address it reaches; NULL if it
+ * would not. The reason is a static string to be followed by *mine:
+ * "it is our listen address".
+ */
+const char *resolvconf_self(const struct addr *ns, const struct addr *self,
+	    size_t n_self, const struct addr **mine);
+
+/*
  * resolvconf_apply: the loop guard over every forward of conf, in order,
  * by the rules of resolvconf_read against conf's listen addresses: a
  * forward with `upstream resolv.conf` gets the nameservers of

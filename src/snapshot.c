@@ -68,6 +68,13 @@ snapshot_with_local(const struct snapshot *s, struct localzone_table *local)
 }
 
 struct snapshot *
+snapshot_with_zones(const struct snapshot *s, struct zone_table *zones)
+{
+	(void)__atomic_fetch_add(&s->box->refs, 1, __ATOMIC_RELAXED);
+	return make(s->box, zones, localzone_table_ref(s->local));
+}
+
+struct snapshot *
 snapshot_ref(struct snapshot *s)
 {
 	(void)__atomic_fetch_add(&s->refs, 1, __ATOMIC_RELAXED);

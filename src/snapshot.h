@@ -44,6 +44,15 @@ struct snapshot *snapshot_new(struct config *conf, struct zone_table *zones,
 struct snapshot *snapshot_with_local(const struct snapshot *s,
 	    struct localzone_table *local);
 
+/*
+ * snapshot_with_zones: a snapshot of s's configuration and local zones
+ * with the forward zones zones (its reference taken over): a runtime
+ * forward zone added or removed. Returns it with one reference, or NULL
+ * if out of memory, having dropped zones.
+ */
+struct snapshot *snapshot_with_zones(const struct snapshot *s,
+	    struct zone_table *zones);
+
 /* snapshot_ref / snapshot_unref: share s; the last unref frees it and
  * what it holds. unref(NULL) is fine. */
 struct snapshot *snapshot_ref(struct snapshot *s);

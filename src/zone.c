@@ -81,8 +81,7 @@ zone_table_free(struct zone_table *t)
 	free(t);
 }
 
-/* What max-inflight leaves after the zones with their own, split evenly. */
-static uint32_t
+uint32_t
 zone_share(const struct config *conf)
 {
 	uint64_t left = conf->max_inflight;

@@ -40,6 +40,13 @@ struct zone_table;
 struct zone_table *zone_table_new(struct upstream_registry *reg,
 	    const struct config *conf);
 
+/*
+ * zone_share: the budget of fetches of a zone of conf without its own
+ * max-inflight: an even share of what the zones with their own leave of
+ * the global max-inflight, at least 1.
+ */
+uint32_t zone_share(const struct config *conf);
+
 /* zone_table_registry: the registry t's upstreams come from (borrowed). */
 struct upstream_registry *zone_table_registry(const struct zone_table *t);
 
