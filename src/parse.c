@@ -14,6 +14,7 @@
 #include "parselocal.h"
 #include "parsenet.h"
 #include "resolvconf.h"
+#include "tlsctx.h"
 #include "value.h"
 
 /* Where a top-level directive was first given; line 0: not given. */
@@ -176,6 +177,20 @@ const struct directive parse_forward_block[] = {
 	{ .name = "max-inflight", .kind = DIRECTIVE_NUMBER,
 	  PARSE_FIELD(struct config_forward, max_inflight),
 	  .min = 0, .max = 1000000 },
+	{ .name = "tls-auth", .kind = DIRECTIVE_ENUM,
+	  PARSE_FIELD(struct config_forward, tls_auth),
+	  .names = config_tls_auth_names },
+	{ .name = "tls-max-inflight", .kind = DIRECTIVE_NUMBER,
+	  PARSE_FIELD(struct config_forward, tls_max_inflight),
+	  .min = 1, .max = 65535 },
+	/* RFC 7766 §6.2.3 leaves it to the client; an hour at most. */
+	{ .name = "tls-idle-timeout", .kind = DIRECTIVE_DURATION,
+	  .unit = VALUE_UNIT_MS,
+	  PARSE_FIELD(struct config_forward, tls_idle_timeout),
+	  .min = 100, .max = VALUE_HOUR * 1000 },
+	{ .name = "tls-ca", .kind = DIRECTIVE_SPECIAL,
+	  .handler = parsenet_tls_ca },
+	PARSE_SPECIAL("tls-pin", parsenet_tls_pin),
 	{ .name = NULL }
 };
 
@@ -377,6 +392,52 @@ parse_open(struct parse_run *run, const struct directive *d,
 	return 0;
 }
 
+/*
+ * The TLS upstreams of forward block fw: RFC 8310 strict (unless tls-auth
+ * none) needs a name or a pin for each, and without pins a CA store that
+ * holds a certificate: never a silent skip of the check.
+ */
+static int
+parse_tls_check(struct parse_run *run, const struct directive *d,
+    const struct config_forward *fw, int line)
+{
+	const char *why;
+	char buf[ADDR_STRLEN];
+	size_t i;
+
+	if (fw->n_tls == 0) {
+		if (fw->tls_ca == NULL && fw->n_tls_pins == 0)
+			return 0;
+		lex_error(&run->lex, line, "%s \"%s\": %s without a tls:// "
+		    "upstream", d->name, fw->zone, fw->tls_ca != NULL ?
+		    "tls-ca" : "tls-pin");
+		return -1;
+	}
+	if (fw->tls_auth == CONFIG_TLS_AUTH_NONE)
+		return 0;
+	for (i = 0; i < fw->n_tls; i++) {
+		if (fw->tls[i].name != NULL || fw->n_tls_pins > 0)
+			continue;
+		lex_error(&run->lex, line, "%s \"%s\": upstream tls://%s has "
+		    "neither a name (#NAME) nor a tls-pin to authenticate it "
+		    "by (RFC 8310; or say tls-auth none; a # outside quotes "
+		    "starts a comment: \"tls://ADDRESS#NAME\")", d->name,
+		    fw->zone, addr_format(&fw->tls[i].addr, buf, sizeof(buf)));
+		return -1;
+	}
+	if (fw->n_tls_pins == 0 && tlsctx_store_check(fw->tls_ca, &why) ==
+	    -1) {
+		if (fw->tls_ca != NULL)
+			lex_error(&run->lex, line, "%s \"%s\": tls-ca %s: %s",
+			    d->name, fw->zone, fw->tls_ca, why);
+		else
+			lex_error(&run->lex, line, "%s \"%s\": %s", d->name,
+			    fw->zone, why);
+		return -1;
+	}
+	return 0;
+}
+
 /* The checks of a forward block that was read without error. */
 static int
 parse_forward_check(struct parse_run *run, const struct directive *d,
@@ -399,7 +460,7 @@ parse_forward_check(struct parse_run *run, const struct directive *d,
 		    fw->zone);
 		return -1;
 	}
-	return 0;
+	return parse_tls_check(run, d, fw, line);
 }
 
 static void
