@@ -54,6 +54,8 @@ struct conn {
 	struct bufferevent	*bev;
 	struct event		*timer;		/* handshake, then idle */
 	int			 ready;		/* handshake done */
+	int			 peer_closed;	/* the server closed it, or it
+						 * failed */
 	struct qlist		 waiting;	/* written, or to be once
 						 * ready; unanswered */
 	unsigned		 n_waiting;
@@ -130,8 +132,21 @@ conn_free(struct conn *c)
 	e->n_conns--;
 	metrics_add_shared(&e->t->stats.open, (uint64_t)-1);
 	metrics_add_shared(&e->t->stats.closed, 1);
-	if ((ssl = bufferevent_openssl_get_ssl(c->bev)) != NULL)
+	if ((ssl = bufferevent_openssl_get_ssl(c->bev)) != NULL) {
 		tlsctx_ssl_forget(ssl);
+		/*
+		 * A connection that was up ends as if shut down cleanly, so
+		 * that OpenSSL keeps its session resumable (SSL_free of one
+		 * not shut down marks it not resumable): close_notify when we
+		 * close it idle, the flags alone when the server went first.
+		 */
+		if (c->ready && !c->peer_closed)
+			(void)SSL_shutdown(ssl);
+		else if (c->ready)
+			SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN |
+			    SSL_RECEIVED_SHUTDOWN);
+		ERR_clear_error();
+	}
 	bufferevent_free(c->bev);
 	event_free(c->timer);
 	free(c);
@@ -164,15 +179,13 @@ conn_end(struct conn *c, int handshake, enum tlsctx_fail fail,
 	struct tlsconn_query *q;
 	struct qlist gone = TAILQ_HEAD_INITIALIZER(gone);
 	int ready = c->ready;
-	char label[ADDR_STRLEN];
 	const char *why;
 
 	while ((q = TAILQ_FIRST(&c->waiting)) != NULL)
 		q_move(q, &gone);
 	conn_free(c);
 	if (handshake)
-		tlsctx_failed(e->t, addr_format(&e->t->addr, label,
-		    sizeof(label)), fail, detail, now);
+		tlsctx_failed(e->t, fail, detail, now);
 	why = handshake ? tlsctx_fail_names[fail] :
 	    "TLS connection closed";
 	/* Each callback may cancel any query of gone: take one at a time. */
@@ -243,6 +256,7 @@ conn_event_cb(struct bufferevent *bev, short events, void *arg)
 	if (!(events & (BEV_EVENT_ERROR | BEV_EVENT_EOF)))
 		return;
 	if (c->ready) {
+		c->peer_closed = 1;
 		conn_end(c, 0, TLSCTX_FAIL_CONNECT, NULL, now);
 		return;
 	}

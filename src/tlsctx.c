@@ -274,10 +274,24 @@ make_key(const struct tlsctx_conf *c)
 	return key;
 }
 
+/* "tls://ADDR[#NAME]": how the upstream is named everywhere. */
+static char *
+make_label(const struct tlsctx_conf *c)
+{
+	char buf[ADDR_STRLEN], *label;
+
+	addr_format(c->addr, buf, sizeof(buf));
+	if (asprintf(&label, "tls://%s%s%s", buf, c->name != NULL ? "#" : "",
+	    c->name != NULL ? c->name : "") == -1)
+		return NULL;
+	return label;
+}
+
 static void
 tlsctx_free(struct tlsctx *t)
 {
 	SSL_CTX_free(t->ctx);
+	free(t->label);
 	free(t->name);
 	free(t->key);
 	free(t->pins);
@@ -299,6 +313,7 @@ tlsctx_new(const struct tlsctx_conf *c, const char **why)
 	t->idle_ms = c->idle_ms;
 	t->auth_none = c->auth_none;
 	if ((c->name != NULL && (t->name = strdup(c->name)) == NULL) ||
+	    (t->label = make_label(c)) == NULL ||
 	    (t->key = make_key(c)) == NULL ||
 	    (c->n_pins > 0 && (t->pins = calloc(c->n_pins,
 	    sizeof(*t->pins))) == NULL) ||
@@ -408,14 +423,14 @@ tlsctx_why(SSL *ssl, unsigned long err, char *detail, size_t len)
 }
 
 void
-tlsctx_failed(struct tlsctx *t, const char *upstream, enum tlsctx_fail why,
-    const char *detail, uint64_t now)
+tlsctx_failed(struct tlsctx *t, enum tlsctx_fail why, const char *detail,
+    uint64_t now)
 {
 	uint64_t held;
 
 	metrics_add_shared(&t->stats.fail[why], 1);
 	if (log_limit_due(&t->said, now, LOG_LIMIT_MINUTE, &held))
 		log_warnx("upstream %s: TLS failed (%s): %s (and %llu more "
-		    "since the last such message)", upstream,
+		    "since the last such message)", t->label,
 		    tlsctx_fail_names[why], detail, (unsigned long long)held);
 }

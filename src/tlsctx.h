@@ -77,6 +77,8 @@ struct tlsctx {
 	char			*name;		/* owned, or NULL */
 	char			*key;		/* owned: its settings in one
 						 * string (tlsctx_same) */
+	char			*label;		/* owned: "tls://ADDR[#NAME]",
+						 * the upstream's name */
 	struct addr		 addr;
 	uint32_t		 max_inflight;
 	uint32_t		 idle_ms;
@@ -146,10 +148,10 @@ enum tlsctx_fail tlsctx_why(SSL *ssl, unsigned long err, char *detail,
 
 /*
  * tlsctx_failed: a connection to t failed for why at now (ms): counted,
- * and said (with detail) at most once a minute for t, with how many were
- * not said since.
+ * and said (with detail, naming t->label) at most once a minute for t,
+ * with how many were not said since.
  */
-void	tlsctx_failed(struct tlsctx *t, const char *upstream,
-	    enum tlsctx_fail why, const char *detail, uint64_t now);
+void	tlsctx_failed(struct tlsctx *t, enum tlsctx_fail why,
+	    const char *detail, uint64_t now);
 
 #endif

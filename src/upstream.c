@@ -140,9 +140,7 @@ upstream_get_tls(struct upstream_registry *reg, const struct addr *a,
 		snprintf(u->name, sizeof(u->name), "%s", buf);
 	else {
 		u->tls = tlsctx_ref(tls);
-		snprintf(u->name, sizeof(u->name), "tls://%s%s%s", buf,
-		    tls->name != NULL ? "#" : "", tls->name != NULL ?
-		    tls->name : "");
+		snprintf(u->name, sizeof(u->name), "%s", tls->label);
 	}
 	u->refs = 1;
 	rtt_init(&u->rtt, reg->timeout_min, reg->timeout_max);
