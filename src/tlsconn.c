@@ -56,6 +56,10 @@ struct conn {
 	int			 ready;		/* handshake done */
 	int			 peer_closed;	/* the server closed it, or it
 						 * failed */
+	int			 stalled;	/* to be closed: a query went
+						 * unanswered past its timeout
+						 * with nothing read since */
+	uint64_t		 last_read;	/* ms of its last response */
 	struct qlist		 waiting;	/* written, or to be once
 						 * ready; unanswered */
 	unsigned		 n_waiting;
@@ -68,6 +72,7 @@ struct tlsconn_query {
 	const struct transport_conn_cb *cb;
 	void			*arg;
 	uint32_t		 timeout_ms;
+	uint64_t		 sent;		/* ms, written */
 	int			 resent;
 	uint16_t		 id;
 	size_t			 qlen;		/* its question, from msg + 12 */
@@ -209,7 +214,7 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (c->ready)	/* idle for tls-idle-timeout */
+	if (c->ready)	/* idle for tls-idle-timeout, or stalled */
 		conn_end(c, 0, TLSCTX_FAIL_TIMEOUT, NULL, clock_now_ms());
 	else
 		conn_end(c, 1, TLSCTX_FAIL_TIMEOUT, "no TLS connection within "
@@ -227,6 +232,7 @@ conn_write(struct conn *c, struct tlsconn_query *q)
 	}
 	q_move(q, &c->waiting);
 	q->c = c;
+	q->sent = clock_now_ms();
 	c->n_waiting++;
 	metrics_add_shared(&c->e->t->stats.queries, 1);
 	if (c->ready)
@@ -307,6 +313,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 			continue;
 		}
 		q_move(q, NULL);
+		c->last_read = now;
 		if (c->n_waiting == 0)
 			conn_timer(c, c->e->t->idle_ms);
 		/* The callback may cancel queries of c, not free c. */
@@ -376,6 +383,8 @@ conn_pick(struct entry *e, uint32_t timeout_ms)
 	struct conn *c, *least = NULL;
 
 	TAILQ_FOREACH(c, &e->conns, link) {
+		if (c->stalled)
+			continue;
 		if (c->n_waiting < e->t->max_inflight)
 			return c;
 		if (least == NULL || c->n_waiting < least->n_waiting)
@@ -492,14 +501,26 @@ void
 tlsconn_cancel(struct tlsconn_query *q)
 {
 	struct conn *c;
+	uint64_t now;
 
 	if (q == NULL)
 		return;
 	c = q->c;
 	q_move(q, NULL);
-	/* Its query may still be answered on c: matched to nothing then,
-	 * and dropped as below, which is why c idles only when empty. */
-	if (c != NULL && c->ready && c->n_waiting == 0)
+	now = clock_now_ms();
+	if (c != NULL && c->ready && !c->stalled &&
+	    now - q->sent >= q->timeout_ms && c->last_read < q->sent) {
+		/*
+		 * Given up unanswered past its timeout, and c has read
+		 * nothing since it was written: a server that took the
+		 * handshake but answers nothing. c takes no more queries and
+		 * closes at the loop's next turn (not from inside this call),
+		 * the queries it holds going again once on a new one.
+		 */
+		c->stalled = 1;
+		conn_timer(c, 0);
+	} else if (c != NULL && c->ready && !c->stalled && c->n_waiting == 0)
+		/* A late answer to q is matched to nothing and dropped. */
 		conn_timer(c, c->e->t->idle_ms);
 	free(q);
 }

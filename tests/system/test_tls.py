@@ -302,6 +302,31 @@ def test_server_close_resends_once(dnsdamper, bind, pki):
         up.stop()
 
 
+def test_silent_connection_is_replaced(dnsdamper, bind, pki):
+    """A server that takes the handshake and every query but answers none:
+    the query is given up (SERVFAIL at query-timeout), and its connection,
+    which read nothing past the upstream's timeout, is closed: the next
+    query goes on a new connection, not into the same silence."""
+    up = TlsUpstream(pki.good, pki.key, mode="silent")
+    try:
+        d = dnsdamper([Forward(".", [bind]),
+                       TlsForward(ORIGIN, f"tls://127.0.0.1:{up.port}#{NAME}",
+                                  f"tls-ca {pki.ca}")],
+                      extra=["threads 1", "upstream-timeout 100ms 300ms",
+                             "query-timeout 1s", "failure-ttl 1s",
+                             "serve-stale no"])
+        r = query.udp(d.port, f"n31.{ORIGIN}", timeout=3.0)
+        assert r.rcode == dns.rcode.SERVFAIL, r.text()
+        r = query.udp(d.port, f"n32.{ORIGIN}", timeout=3.0)
+        assert r.rcode == dns.rcode.SERVFAIL, r.text()
+        names = {c: dns.message.from_wire(raw).question[0].name.to_text()
+                 .lower() for c, raw in up.queries}
+        assert up.connections >= 2, up.queries
+        assert names[max(names)] == f"n32.{ORIGIN}.", up.queries
+    finally:
+        up.stop()
+
+
 def test_black_holed_upstream_serves_stale(dnsdamper, bind, dot_named, pki,
                                           watch):
     """A DoT upstream (named, through a relay) is answered and cached; then

@@ -6,7 +6,8 @@ TlsUpstream  a scripted DoT server (Python's ssl, the test CA's certificate),
              answers them in reverse order (out of order, RFC 7766
              §6.2.1.1); mode "close_first" reads `batch` queries on its first
              connection and closes it unanswered, then answers every query
-             of later connections at once
+             of later connections at once; mode "silent" takes the
+             handshake and every query, and answers none
 TcpRelay     relays TCP connections to a port (a named's DoT listener) until
              black_hole(): then it cuts the relayed ones and accepts new
              ones without ever reading them, so that a TLS handshake there
@@ -76,6 +77,7 @@ class TlsUpstream:
         self.batch = batch
         self.queries = []
         self.connections = 0
+        self._conns = []
         self._lock = threading.Lock()
         self._ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self._ctx.load_cert_chain(str(cert), str(key))
@@ -111,6 +113,8 @@ class TlsUpstream:
 
     def _serve(self, raw, number):
         raw.settimeout(10.0)
+        with self._lock:
+            self._conns.append(raw)
         try:
             conn = self._ctx.wrap_socket(raw, server_side=True)
         except (ssl.SSLError, OSError):
@@ -143,8 +147,8 @@ class TlsUpstream:
     def _session(self, conn, number):
         while not self._stop.is_set():
             held = []
-            want = self.batch if self.mode == "reverse" or number == 0 \
-                else 1
+            want = self.batch if self.mode == "reverse" or (
+                self.mode == "close_first" and number == 0) else 1
             while len(held) < want:
                 q = self._read_query(conn, number)
                 if q is None:
@@ -152,6 +156,8 @@ class TlsUpstream:
                 held.append(q)
             if self.mode == "close_first" and number == 0:
                 return          # closed with every query unanswered
+            if self.mode == "silent":
+                continue        # read, never answered
             for q in reversed(held):
                 a = _answer(q)
                 conn.sendall(struct.pack("!H", len(a)) + a)
@@ -159,6 +165,12 @@ class TlsUpstream:
     def stop(self):
         self._stop.set()
         self._sock.close()
+        with self._lock:
+            for raw in self._conns:
+                try:
+                    raw.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
         for t in self._threads:
             t.join(timeout=12)
 
