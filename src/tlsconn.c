@@ -314,7 +314,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 		}
 		q_move(q, NULL);
 		c->last_read = now;
-		if (c->n_waiting == 0)
+		if (c->n_waiting == 0 && !c->stalled)
 			conn_timer(c, c->e->t->idle_ms);
 		/* The callback may cancel queries of c, not free c. */
 		q->cb->response(q->arg, pkt, len, now);
