@@ -438,6 +438,56 @@ parse_tls_check(struct parse_run *run, const struct directive *d,
 	return 0;
 }
 
+/* 1 if forward blocks a and b reach their TLS upstreams alike. */
+static int
+parse_same_tls(const struct config_forward *a, const struct config_forward *b)
+{
+	return a->tls_auth == b->tls_auth &&
+	    a->tls_max_inflight == b->tls_max_inflight &&
+	    a->tls_idle_timeout == b->tls_idle_timeout &&
+	    (a->tls_ca == NULL ? b->tls_ca == NULL : b->tls_ca != NULL &&
+	    strcmp(a->tls_ca, b->tls_ca) == 0) &&
+	    a->n_tls_pins == b->n_tls_pins && (a->n_tls_pins == 0 ||
+	    memcmp(a->tls_pins, b->tls_pins, a->n_tls_pins *
+	    sizeof(*a->tls_pins)) == 0);
+}
+
+/*
+ * A TLS upstream (address and name) is one upstream, with one name in
+ * the metrics and one set of connections: other blocks that name it must
+ * give it the same TLS settings.
+ */
+static int
+parse_tls_same_elsewhere(struct parse_run *run, const struct directive *d,
+    const struct config *conf, const struct config_forward *fw, int line)
+{
+	const struct config_tls_upstream *mine, *theirs;
+	const struct config_forward *other;
+	char buf[ADDR_STRLEN];
+	size_t i, j;
+
+	for (i = 0; i < fw->n_tls; i++) {
+		mine = &fw->tls[i];
+		for (j = 0; j < conf->n_forwards; j++) {
+			other = &conf->forwards[j];
+			theirs = config_tls_upstream(other, &mine->addr);
+			if (theirs == NULL || (mine->name == NULL ?
+			    theirs->name != NULL : theirs->name == NULL ||
+			    strcmp(mine->name, theirs->name) != 0) ||
+			    parse_same_tls(fw, other))
+				continue;
+			lex_error(&run->lex, line, "%s \"%s\": upstream tls://%s "
+			    "has other TLS settings (tls-ca, tls-pin, tls-auth, "
+			    "tls-max-inflight, tls-idle-timeout) in forward "
+			    "\"%s\" at %s:%d: one upstream has one set", d->name,
+			    fw->zone, addr_format(&mine->addr, buf, sizeof(buf)),
+			    other->zone, other->where.file, other->where.line);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The checks of a forward block that was read without error. */
 static int
 parse_forward_check(struct parse_run *run, const struct directive *d,
@@ -460,7 +510,9 @@ parse_forward_check(struct parse_run *run, const struct directive *d,
 		    fw->zone);
 		return -1;
 	}
-	return parse_tls_check(run, d, fw, line);
+	if (parse_tls_check(run, d, fw, line) == -1)
+		return -1;
+	return parse_tls_same_elsewhere(run, d, conf, fw, line);
 }
 
 static void

@@ -857,6 +857,15 @@ static const struct error_case {
 	  "tls-max-inflight 0\ntls-idle-timeout 50ms\n}\n",
 	  "x.conf:4: tls-max-inflight: 0 is out of range (1 to 65535)\n"
 	  "x.conf:5: tls-idle-timeout: 50ms is out of range (100ms to 1h)\n" },
+	/* One TLS upstream, one set of TLS settings, whichever block. */
+	{ "forward a.example {\nupstream \"tls://192.0.2.1#dns.example\"\n"
+	  "tls-pin sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n}\n"
+	  "forward . {\nupstream \"tls://192.0.2.1#dns.example\"\n"
+	  "tls-auth none\n}\n",
+	  "x.conf:5: forward \".\": upstream tls://192.0.2.1:853 has other "
+	  "TLS settings (tls-ca, tls-pin, tls-auth, tls-max-inflight, "
+	  "tls-idle-timeout) in forward \"a.example.\" at x.conf:1: one "
+	  "upstream has one set\n" },
 	/* Three errors: three lines, reading goes on after each. */
 	{ "cahce-size 1m\ncache-size 12q\nmax-ttl 0s\nmin-ttl 1m\n",
 	  "x.conf:1: unknown directive \"cahce-size\"\n"
@@ -889,14 +898,20 @@ START_TEST(test_forward_tls)
 	const struct config_forward *fw;
 	struct testutil_capture c;
 
-	load_ok("forward . {\n"
+	load_ok("forward b.example {\n"
+	    "\tupstream \"tls://192.0.2.1#dns.example\"\n"
+	    "\ttls-pin sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n"
+	    "\ttls-max-inflight 8\n"
+	    "\ttls-idle-timeout 5s\n"
+	    "}\n"
+	    "forward . {\n"
 	    "\tupstream \"tls://192.0.2.1#DNS.Example.\" 192.0.2.2\n"
 	    "\tupstream tls://[2001:db8::1]:8853\n"
 	    "\ttls-pin sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n"
 	    "\ttls-max-inflight 8\n"
 	    "\ttls-idle-timeout 5s\n"
 	    "}\n", &conf);
-	fw = &conf.forwards[0];
+	fw = &conf.forwards[1];
 	ck_assert_uint_eq(fw->n_upstreams, 3);
 	ck_assert_uint_eq(fw->n_tls, 2);
 	assert_addr(&fw->upstreams[0], "192.0.2.1:853");
