@@ -24,6 +24,32 @@ static const struct transport_conn_cb conn_cb = {
 	attempt_response, attempt_error
 };
 
+/* 1 if a's messages go over a stream (TCP, TLS): no one else can send
+ * on it, and a response need not fit a datagram. */
+static int
+stream(const struct attempt *a)
+{
+	return a->tcp || a->tls;
+}
+
+/* Send a's query over UDP or TCP (proto), or over TLS only if its
+ * upstream is a TLS one (RFC 8310 §5: never in clear text). */
+static struct transport_conn *
+attempt_open(struct attempt *a, enum transport_proto proto)
+{
+	const struct transport *t = a->aq->t;
+
+	if (!a->tls)
+		return t->ops->open(t->env, proto, &a->up->addr, a->wire,
+		    a->wire_len, &conn_cb, a);
+	if (t->ops->open_tls == NULL) {
+		errno = EPROTONOSUPPORT;
+		return NULL;
+	}
+	return t->ops->open_tls(t->env, a->up->tls, a->wire, a->wire_len,
+	    a->rto, &conn_cb, a);
+}
+
 /* How question rq, read from a response, matches a's. */
 static enum match
 same_question(const struct attempt *a, const struct msg_question *rq)
@@ -134,13 +160,10 @@ attempt_write(struct attempt *a, int edns)
 static void
 attempt_resend(struct attempt *a, uint64_t now)
 {
-	const struct transport *t = a->aq->t;
-
 	metrics_add_shared(&a->st->queries, 1);
 	a->sent = now;
-	if ((a->conn = t->ops->open(t->env, a->tcp ? TRANSPORT_TCP :
-	    TRANSPORT_UDP, &a->up->addr, a->wire, a->wire_len, &conn_cb,
-	    a)) == NULL) {
+	if ((a->conn = attempt_open(a, a->tcp ? TRANSPORT_TCP :
+	    TRANSPORT_UDP)) == NULL) {
 		send_failed(a, now);
 		a->aq->owner->failed(a->aq->arg, a, now);
 	}
@@ -229,7 +252,7 @@ refuse(struct attempt *a, uint64_t *counter, const char *what, uint64_t now)
 	char why[128];
 
 	metrics_add(counter, 1);
-	if (a->tcp) {
+	if (stream(a)) {
 		attempt_failed(a, what, 1, now);
 		return;
 	}
@@ -255,14 +278,14 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 	const char *why;
 	uint16_t id;
 
-	if (!a->tcp && len > (a->edns ? a->aq->edns_size : MSG_UDP_MIN)) {
+	if (!stream(a) && len > (a->edns ? a->aq->edns_size : MSG_UDP_MIN)) {
 		refuse(a, &counts->oversized, "a response larger than our "
 		    "payload size", now);
 		return;
 	}
 	if (msg_response_question(pkt, len, &id, &q) == -1 || id != a->id ||
 	    (match = same_question(a, &q)) == MATCH_NONE ||
-	    (match == MATCH_CASE_ONLY && a->tcp)) {
+	    (match == MATCH_CASE_ONLY && stream(a))) {
 		refuse(a, &counts->mismatched, "a response that does not "
 		    "match (RFC 5452)", now);
 		return;
@@ -288,12 +311,12 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 		attempt_plain_retry(a, now);
 		return;
 	}
-	if ((r.flags & MSG_FLAG_TC) && !a->tcp) {
+	if ((r.flags & MSG_FLAG_TC) && !stream(a)) {
 		msg_response_free(&r);
 		attempt_tcp_start(a, now);
 		return;
 	}
-	/* Truncated even over TCP: not an answer (RFC 7766 §8). */
+	/* Truncated even over TCP or TLS: not an answer (RFC 7766 §8). */
 	why = r.flags & MSG_FLAG_TC ? "truncated over TCP" : unusable(a, &r);
 	if (why != NULL)
 		attempt_failed(a, why, 1, now);
@@ -311,6 +334,7 @@ attempt_init(struct attempt *a, const struct attempt_query *aq,
 	a->up = up;
 	a->st = st;
 	a->idx = idx;
+	a->tls = up->tls != NULL;
 	a->id = (uint16_t)csprng_u32();
 	memcpy(a->qname, aq->q.q.qname, aq->q.q.qname_len);
 	if (aq->randomize_case && upstream_echoes_case(up)) {
@@ -333,14 +357,11 @@ attempt_new(const struct attempt_query *aq, struct upstream *up,
 int
 attempt_send(struct attempt *a, uint64_t now)
 {
-	const struct transport *t = a->aq->t;
-
 	attempt_write(a, upstream_edns(a->up, now));
 	a->sent = now;
 	a->rto = upstream_rto(a->up);
 	metrics_add_shared(&a->st->queries, 1);
-	if ((a->conn = t->ops->open(t->env, TRANSPORT_UDP, &a->up->addr,
-	    a->wire, a->wire_len, &conn_cb, a)) == NULL) {
+	if ((a->conn = attempt_open(a, TRANSPORT_UDP)) == NULL) {
 		send_failed(a, now);
 		return -1;
 	}

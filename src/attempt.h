@@ -78,6 +78,8 @@ struct attempt {
 	size_t			 idx;		/* the fetch's slot for up */
 	struct transport_conn	*conn;		/* NULL: not listening */
 	int			 tcp;		/* over TCP since TC=1 */
+	int			 tls;		/* over TLS only: its upstream
+						 * is a TLS one */
 	int			 edns;		/* the query has an OPT */
 	int			 plain_retry;	/* asked again without OPT
 						 * after FORMERR or NOTIMP */

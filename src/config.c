@@ -18,6 +18,12 @@ const struct config_name config_policy_names[] = {
 	{ NULL, 0 }
 };
 
+const struct config_name config_tls_auth_names[] = {
+	{ "strict", CONFIG_TLS_AUTH_STRICT },
+	{ "none", CONFIG_TLS_AUTH_NONE },
+	{ NULL, 0 }
+};
+
 const struct config_name config_log_names[] = {
 	{ "stderr", CONFIG_LOG_STDERR },
 	{ "syslog", CONFIG_LOG_SYSLOG },
@@ -214,6 +220,14 @@ config_forward_defaults(struct config_forward *fw)
 	memset(fw, 0, sizeof(*fw));
 	fw->policy = CONFIG_POLICY_ORDER;
 	fw->max_inflight = 0;
+	/*
+	 * 32 queries waiting on one connection before a second opens: a
+	 * host's burst of misses rides one handshake, while one slow answer
+	 * delays few others (answers come in any order anyway).
+	 */
+	fw->tls_max_inflight = 32;
+	/* Below the providers' own limit of about 10 s (unbound#1271). */
+	fw->tls_idle_timeout = 10000;
 }
 
 /*
@@ -239,6 +253,32 @@ int
 config_add_addr(struct addr **arr, size_t *n, const struct addr *a)
 {
 	return config_append(arr, n, sizeof(*a), a);
+}
+
+int
+config_add_tls_upstream(struct config_forward *fw,
+    const struct config_tls_upstream *tu)
+{
+	return config_append(&fw->tls, &fw->n_tls, sizeof(*tu), tu);
+}
+
+int
+config_add_tls_pin(struct config_forward *fw,
+    const uint8_t pin[CONFIG_TLS_PIN_LEN])
+{
+	return config_append(&fw->tls_pins, &fw->n_tls_pins,
+	    sizeof(*fw->tls_pins), pin);
+}
+
+const struct config_tls_upstream *
+config_tls_upstream(const struct config_forward *fw, const struct addr *a)
+{
+	size_t i;
+
+	for (i = 0; i < fw->n_tls; i++)
+		if (addr_equal(&fw->tls[i].addr, a))
+			return &fw->tls[i];
+	return NULL;
 }
 
 int
@@ -528,8 +568,15 @@ config_validate(struct config *conf, const struct config_report *r)
 void
 config_forward_free(struct config_forward *fw)
 {
+	size_t i;
+
 	free(fw->zone);
 	free(fw->upstreams);
+	for (i = 0; i < fw->n_tls; i++)
+		free(fw->tls[i].name);
+	free(fw->tls);
+	free(fw->tls_ca);
+	free(fw->tls_pins);
 	free(fw->where.file);
 	memset(fw, 0, sizeof(*fw));
 }

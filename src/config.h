@@ -78,6 +78,27 @@ struct config_where {
 	int	 line;		/* 0: not on a line (an implied directive) */
 };
 
+/* The port of a tls:// upstream given without one (RFC 7858 §3.1). */
+#define CONFIG_TLS_PORT		853
+/* The octets of a tls-pin: SHA-256 (RFC 7469 §2.4). */
+#define CONFIG_TLS_PIN_LEN	32
+
+/* How a forward block's TLS upstreams are authenticated (tls-auth). */
+enum config_tls_auth {
+	CONFIG_TLS_AUTH_STRICT = 0,	/* RFC 8310 strict: name or pin */
+	CONFIG_TLS_AUTH_NONE		/* encrypted, not authenticated */
+};
+
+extern const struct config_name config_tls_auth_names[];
+
+/* An upstream written tls://ADDRESS[:PORT][#NAME]. */
+struct config_tls_upstream {
+	struct addr		 addr;		/* also in upstreams[] */
+	char			*name;		/* owned: NAME, lower case
+						 * without its final dot, or
+						 * NULL */
+};
+
 /* One `forward ZONE { ... }` block. */
 struct config_forward {
 	char			*zone;		/* owned; lower case,
@@ -87,6 +108,19 @@ struct config_forward {
 	struct addr		*upstreams;	/* owned array, port set */
 	size_t			 n_upstreams;
 	int			 use_resolv_conf; /* `upstream resolv.conf` */
+	struct config_tls_upstream *tls;	/* owned array: those of
+						 * upstreams[] reached over
+						 * TLS only */
+	size_t			 n_tls;
+	char			*tls_ca;	/* owned, or NULL: the system
+						 * store */
+	uint8_t			(*tls_pins)[CONFIG_TLS_PIN_LEN]; /* owned */
+	size_t			 n_tls_pins;
+	enum config_tls_auth	 tls_auth;
+	uint32_t		 tls_max_inflight; /* queries waiting on a
+						 * connection before another
+						 * opens */
+	uint32_t		 tls_idle_timeout; /* ms */
 	enum config_policy	 policy;
 	uint32_t		 max_inflight;	/* 0: a share of the global */
 	struct config_where	 where;		/* of the forward directive;
@@ -313,6 +347,21 @@ int	config_is_default_local_zone(const char *zone);
  * ("0660", "127.0.0.1:9153"); out of memory is reported too.
  */
 void	config_validate(struct config *conf, const struct config_report *r);
+
+/*
+ * config_add_tls_upstream: append *tu to fw->tls, which then owns its
+ * name. config_add_tls_pin: append a copy of pin to fw->tls_pins. Each
+ * returns 0, or -1 if out of memory (nothing taken).
+ */
+int	config_add_tls_upstream(struct config_forward *fw,
+	    const struct config_tls_upstream *tu);
+int	config_add_tls_pin(struct config_forward *fw,
+	    const uint8_t pin[CONFIG_TLS_PIN_LEN]);
+
+/* config_tls_upstream: fw's TLS settings of upstream a, or NULL if a is
+ * not reached over TLS. */
+const struct config_tls_upstream *config_tls_upstream(
+	    const struct config_forward *fw, const struct addr *a);
 
 /* config_forward_free: release what *fw owns; *fw may then be reused. */
 void	config_forward_free(struct config_forward *fw);

@@ -14,6 +14,7 @@
 #include "parselocal.h"
 #include "parsenet.h"
 #include "resolvconf.h"
+#include "tlsctx.h"
 #include "value.h"
 
 /* Where a top-level directive was first given; line 0: not given. */
@@ -176,6 +177,20 @@ const struct directive parse_forward_block[] = {
 	{ .name = "max-inflight", .kind = DIRECTIVE_NUMBER,
 	  PARSE_FIELD(struct config_forward, max_inflight),
 	  .min = 0, .max = 1000000 },
+	{ .name = "tls-auth", .kind = DIRECTIVE_ENUM,
+	  PARSE_FIELD(struct config_forward, tls_auth),
+	  .names = config_tls_auth_names },
+	{ .name = "tls-max-inflight", .kind = DIRECTIVE_NUMBER,
+	  PARSE_FIELD(struct config_forward, tls_max_inflight),
+	  .min = 1, .max = 65535 },
+	/* RFC 7766 §6.2.3 leaves it to the client; an hour at most. */
+	{ .name = "tls-idle-timeout", .kind = DIRECTIVE_DURATION,
+	  .unit = VALUE_UNIT_MS,
+	  PARSE_FIELD(struct config_forward, tls_idle_timeout),
+	  .min = 100, .max = VALUE_HOUR * 1000 },
+	{ .name = "tls-ca", .kind = DIRECTIVE_SPECIAL,
+	  .handler = parsenet_tls_ca },
+	PARSE_SPECIAL("tls-pin", parsenet_tls_pin),
 	{ .name = NULL }
 };
 
@@ -377,6 +392,102 @@ parse_open(struct parse_run *run, const struct directive *d,
 	return 0;
 }
 
+/*
+ * The TLS upstreams of forward block fw: RFC 8310 strict (unless tls-auth
+ * none) needs a name or a pin for each, and without pins a CA store that
+ * holds a certificate: never a silent skip of the check.
+ */
+static int
+parse_tls_check(struct parse_run *run, const struct directive *d,
+    const struct config_forward *fw, int line)
+{
+	const char *why;
+	char buf[ADDR_STRLEN];
+	size_t i;
+
+	if (fw->n_tls == 0) {
+		if (fw->tls_ca == NULL && fw->n_tls_pins == 0)
+			return 0;
+		lex_error(&run->lex, line, "%s \"%s\": %s without a tls:// "
+		    "upstream", d->name, fw->zone, fw->tls_ca != NULL ?
+		    "tls-ca" : "tls-pin");
+		return -1;
+	}
+	if (fw->tls_auth == CONFIG_TLS_AUTH_NONE)
+		return 0;
+	for (i = 0; i < fw->n_tls; i++) {
+		if (fw->tls[i].name != NULL || fw->n_tls_pins > 0)
+			continue;
+		lex_error(&run->lex, line, "%s \"%s\": upstream tls://%s has "
+		    "neither a name (#NAME) nor a tls-pin to authenticate it "
+		    "by (RFC 8310; or say tls-auth none; a # outside quotes "
+		    "starts a comment: \"tls://ADDRESS#NAME\")", d->name,
+		    fw->zone, addr_format(&fw->tls[i].addr, buf, sizeof(buf)));
+		return -1;
+	}
+	if (fw->n_tls_pins == 0 && tlsctx_store_check(fw->tls_ca, &why) ==
+	    -1) {
+		if (fw->tls_ca != NULL)
+			lex_error(&run->lex, line, "%s \"%s\": tls-ca %s: %s",
+			    d->name, fw->zone, fw->tls_ca, why);
+		else
+			lex_error(&run->lex, line, "%s \"%s\": %s", d->name,
+			    fw->zone, why);
+		return -1;
+	}
+	return 0;
+}
+
+/* 1 if forward blocks a and b reach their TLS upstreams alike. */
+static int
+parse_same_tls(const struct config_forward *a, const struct config_forward *b)
+{
+	return a->tls_auth == b->tls_auth &&
+	    a->tls_max_inflight == b->tls_max_inflight &&
+	    a->tls_idle_timeout == b->tls_idle_timeout &&
+	    (a->tls_ca == NULL ? b->tls_ca == NULL : b->tls_ca != NULL &&
+	    strcmp(a->tls_ca, b->tls_ca) == 0) &&
+	    a->n_tls_pins == b->n_tls_pins && (a->n_tls_pins == 0 ||
+	    memcmp(a->tls_pins, b->tls_pins, a->n_tls_pins *
+	    sizeof(*a->tls_pins)) == 0);
+}
+
+/*
+ * A TLS upstream (address and name) is one upstream, with one name in
+ * the metrics and one set of connections: other blocks that name it must
+ * give it the same TLS settings.
+ */
+static int
+parse_tls_same_elsewhere(struct parse_run *run, const struct directive *d,
+    const struct config *conf, const struct config_forward *fw, int line)
+{
+	const struct config_tls_upstream *mine, *theirs;
+	const struct config_forward *other;
+	char buf[ADDR_STRLEN];
+	size_t i, j;
+
+	for (i = 0; i < fw->n_tls; i++) {
+		mine = &fw->tls[i];
+		for (j = 0; j < conf->n_forwards; j++) {
+			other = &conf->forwards[j];
+			theirs = config_tls_upstream(other, &mine->addr);
+			if (theirs == NULL || (mine->name == NULL ?
+			    theirs->name != NULL : theirs->name == NULL ||
+			    strcmp(mine->name, theirs->name) != 0) ||
+			    parse_same_tls(fw, other))
+				continue;
+			lex_error(&run->lex, line, "%s \"%s\": upstream tls://%s "
+			    "has other TLS settings (tls-ca, tls-pin, tls-auth, "
+			    "tls-max-inflight, tls-idle-timeout) in forward "
+			    "\"%s\" at %s:%d: one upstream has one set", d->name,
+			    fw->zone, addr_format(&mine->addr, buf, sizeof(buf)),
+			    other->zone, other->where.file, other->where.line);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The checks of a forward block that was read without error. */
 static int
 parse_forward_check(struct parse_run *run, const struct directive *d,
@@ -399,7 +510,9 @@ parse_forward_check(struct parse_run *run, const struct directive *d,
 		    fw->zone);
 		return -1;
 	}
-	return 0;
+	if (parse_tls_check(run, d, fw, line) == -1)
+		return -1;
+	return parse_tls_same_elsewhere(run, d, conf, fw, line);
 }
 
 static void

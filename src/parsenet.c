@@ -1,6 +1,7 @@
 /* parsenet.c: the directives of addresses and networks in dnsdamper.conf. */
 #include "autoconf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,21 +11,22 @@
 #include "directive.h"
 #include "lex.h"
 #include "parsenet.h"
+#include "tlsctx.h"
 
 /*
  * Parse str as an address of directive d and append it unless known.
  * Returns 0 if appended, -1 after reporting why not.
  */
 static int
-parsenet_addr(struct lex *lex, const struct directive *d, int line,
-    const char *str, struct addr **arr, size_t *n)
+parsenet_addr_port(struct lex *lex, const struct directive *d, int line,
+    const char *str, uint16_t port, struct addr **arr, size_t *n)
 {
 	struct addr a;
 	const char *errstr;
 	char buf[ADDR_STRLEN];
 	size_t i;
 
-	if (addr_parse(str, CONFIG_DEFAULT_PORT, &a, &errstr) == -1) {
+	if (addr_parse(str, port, &a, &errstr) == -1) {
 		lex_error(lex, line, "%s: \"%s\" is not an address: %s",
 		    d->name, str, errstr);
 		return -1;
@@ -41,6 +43,58 @@ parsenet_addr(struct lex *lex, const struct directive *d, int line,
 		return -1;
 	}
 	return 0;
+}
+
+static int
+parsenet_addr(struct lex *lex, const struct directive *d, int line,
+    const char *str, struct addr **arr, size_t *n)
+{
+	return parsenet_addr_port(lex, d, line, str, CONFIG_DEFAULT_PORT, arr,
+	    n);
+}
+
+#define TLS_SCHEME	"tls://"
+
+/*
+ * tls://ADDRESS[:PORT][#NAME] (RFC 7858 §3.1: port 853) into fw: the
+ * address among its upstreams, and with NAME among its TLS ones.
+ */
+static void
+parsenet_tls_upstream(struct lex *lex, const struct directive *d, int line,
+    const char *str, struct config_forward *fw)
+{
+	struct config_tls_upstream tu;
+	char *copy, *hash, *name = NULL;
+	size_t len;
+
+	if ((copy = strdup(str + strlen(TLS_SCHEME))) == NULL) {
+		lex_error(lex, line, "out of memory");
+		return;
+	}
+	if ((hash = strchr(copy, '#')) != NULL) {
+		*hash++ = '\0';
+		if ((name = directive_name(lex, d, line, hash)) == NULL)
+			goto done;
+		if ((len = strlen(name)) <= 1) {
+			lex_error(lex, line, "%s: \"%s\": the name after # "
+			    "cannot be the root", d->name, str);
+			goto done;
+		}
+		name[len - 1] = '\0';	/* SNI has no final dot (RFC 6066) */
+	}
+	if (parsenet_addr_port(lex, d, line, copy, CONFIG_TLS_PORT,
+	    &fw->upstreams, &fw->n_upstreams) == -1)
+		goto done;
+	tu.addr = fw->upstreams[fw->n_upstreams - 1];
+	tu.name = name;
+	if (config_add_tls_upstream(fw, &tu) == -1) {
+		lex_error(lex, line, "out of memory");
+		goto done;
+	}
+	name = NULL;
+done:
+	free(name);
+	free(copy);
 }
 
 /* Remember where the first address beyond loopback was: allow's check. */
@@ -148,9 +202,66 @@ parsenet_upstream(struct parse_run *run, const struct directive *d,
 			    "combined with addresses", d->name);
 		else if (resolv)
 			fw->use_resolv_conf = 1;
+		else if (strncmp(st->args[i].text, TLS_SCHEME,
+		    strlen(TLS_SCHEME)) == 0)
+			parsenet_tls_upstream(lex, d, line, st->args[i].text,
+			    fw);
 		else
 			parsenet_addr(lex, d, line, st->args[i].text,
 			    &fw->upstreams, &fw->n_upstreams);
+	}
+}
+
+void
+parsenet_tls_ca(struct parse_run *run, const struct directive *d,
+    void *base, struct directive_stmt *st)
+{
+	static const char *const what[] = { "file" };
+	struct config_forward *fw = base;
+	char *copy;
+
+	(void)run;
+	if (!directive_nargs(d, st, 1, what))
+		return;
+	if (st->args[0].text[0] == '\0') {
+		lex_error(st->lex, st->key.line, "%s: empty file name",
+		    d->name);
+		return;
+	}
+	if ((copy = strdup(st->args[0].text)) == NULL) {
+		lex_error(st->lex, st->key.line, "out of memory");
+		return;
+	}
+	free(fw->tls_ca);
+	fw->tls_ca = copy;
+}
+
+void
+parsenet_tls_pin(struct parse_run *run, const struct directive *d,
+    void *base, struct directive_stmt *st)
+{
+	struct config_forward *fw = base;
+	uint8_t pin[CONFIG_TLS_PIN_LEN];
+	size_t i, j;
+
+	(void)run;
+	if (st->n_args == 0)
+		lex_error(st->lex, st->key.line, "%s: missing pin", d->name);
+	for (i = 0; i < st->n_args; i++) {
+		if (tlsctx_pin_parse(st->args[i].text, pin) == -1) {
+			lex_error(st->lex, st->key.line, "%s: \"%s\" is not "
+			    "sha256/ and the base64 of 32 octets (RFC 7469)",
+			    d->name, st->args[i].text);
+			continue;
+		}
+		for (j = 0; j < fw->n_tls_pins; j++)
+			if (memcmp(fw->tls_pins[j], pin, sizeof(pin)) == 0)
+				break;
+		if (j < fw->n_tls_pins)
+			lex_error(st->lex, st->key.line, "%s: duplicate pin "
+			    "%s", d->name, st->args[i].text);
+		else if (config_add_tls_pin(fw, pin) == -1)
+			lex_error(st->lex, st->key.line, "out of memory");
 	}
 }
 

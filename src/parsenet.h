@@ -33,11 +33,29 @@ void	parsenet_nets(struct parse_run *run, const struct directive *d,
 
 /*
  * parsenet_upstream: `upstream ADDRESS...` or `upstream resolv.conf` into
- * struct config_forward base. Errors: missing address, not an address,
- * duplicate address, duplicate resolv.conf, resolv.conf combined with
- * addresses, out of memory.
+ * struct config_forward base; an ADDRESS written tls://ADDRESS[:PORT]
+ * [#NAME] (port 853) is also recorded in its tls[] (RFC 7858). Errors:
+ * missing address, not an address, not a domain name after #, the root
+ * after #, duplicate address, duplicate resolv.conf, resolv.conf combined
+ * with addresses, out of memory.
  */
 void	parsenet_upstream(struct parse_run *run, const struct directive *d,
+	    void *base, struct directive_stmt *st);
+
+/*
+ * parsenet_tls_ca: `tls-ca FILE` into struct config_forward base's tls_ca
+ * (the file is read by the checks of the block). Errors: missing or more
+ * than one file, empty name, out of memory.
+ */
+void	parsenet_tls_ca(struct parse_run *run, const struct directive *d,
+	    void *base, struct directive_stmt *st);
+
+/*
+ * parsenet_tls_pin: `tls-pin sha256/BASE64...` (RFC 7469 §2.4) appended
+ * to struct config_forward base's tls_pins. Errors: missing pin, not
+ * such a pin, duplicate pin, out of memory.
+ */
+void	parsenet_tls_pin(struct parse_run *run, const struct directive *d,
 	    void *base, struct directive_stmt *st);
 
 #endif

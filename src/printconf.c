@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "acl.h"
 #include "addr.h"
@@ -10,11 +11,12 @@
 #include "lex.h"
 #include "parse.h"
 #include "printconf.h"
+#include "tlsctx.h"
 
 /* The table-driven directives of table set in base, one per line. */
 static void
 printconf_scalars(const struct directive *table, const void *base,
-    const char *indent, FILE *stream)
+    const char *indent, const char *skip, FILE *stream)
 {
 	const struct directive *d;
 	const char *str;
@@ -22,7 +24,8 @@ printconf_scalars(const struct directive *table, const void *base,
 	uint64_t lo, hi;
 
 	for (d = table; d->name != NULL; d++) {
-		if (d->kind == DIRECTIVE_SPECIAL)
+		if (d->kind == DIRECTIVE_SPECIAL || (skip != NULL &&
+		    strncmp(d->name, skip, strlen(skip)) == 0))
 			continue;
 		fprintf(stream, "%s%s ", indent, d->name);
 		if (d->kind == DIRECTIVE_STRING) {
@@ -69,6 +72,49 @@ printconf_nets(const char *name, const struct acl *acl, FILE *stream)
 	fprintf(stream, "%s\n", acl->n == 0 ? " " CONFIG_NONE : "");
 }
 
+/* A forward block's upstreams, TLS ones as tls://ADDRESS:PORT[#NAME]. */
+static void
+printconf_upstreams(const struct config_forward *fw, FILE *stream)
+{
+	const struct config_tls_upstream *tu;
+	char buf[ADDR_STRLEN], word[ADDR_STRLEN + 8 + 256];
+	size_t i;
+
+	fputs("\tupstream", stream);
+	for (i = 0; i < fw->n_upstreams; i++) {
+		addr_format(&fw->upstreams[i], buf, sizeof(buf));
+		if ((tu = config_tls_upstream(fw, &fw->upstreams[i])) == NULL) {
+			fprintf(stream, " %s", buf);
+			continue;
+		}
+		/* Quoted when it has a #NAME: # starts a comment. */
+		snprintf(word, sizeof(word), "tls://%s%s%s", buf,
+		    tu->name != NULL ? "#" : "", tu->name != NULL ?
+		    tu->name : "");
+		putc(' ', stream);
+		lex_quote(word, stream);
+	}
+	putc('\n', stream);
+}
+
+/* A forward block's tls-ca and tls-pins, if any. */
+static void
+printconf_tls(const struct config_forward *fw, FILE *stream)
+{
+	char pin[64];
+	size_t i;
+
+	if (fw->tls_ca != NULL) {
+		fputs("\ttls-ca ", stream);
+		lex_quote(fw->tls_ca, stream);
+		putc('\n', stream);
+	}
+	for (i = 0; i < fw->n_tls_pins; i++) {
+		tlsctx_pin_format(fw->tls_pins[i], pin, sizeof(pin));
+		fprintf(stream, "\ttls-pin %s\n", pin);
+	}
+}
+
 /* A forward block; expanded resolv.conf addresses only as a comment. */
 static void
 printconf_forward(const struct config *conf, const struct config_forward *fw,
@@ -85,9 +131,11 @@ printconf_forward(const struct config *conf, const struct config_forward *fw,
 			    stream);
 		}
 	} else
-		printconf_addrs("\tupstream", fw->upstreams, fw->n_upstreams,
-		    stream);
-	printconf_scalars(parse_forward_block, fw, "\t", stream);
+		printconf_upstreams(fw, stream);
+	/* The TLS settings only of a block with TLS upstreams. */
+	printconf_scalars(parse_forward_block, fw, "\t", fw->n_tls > 0 ?
+	    NULL : "tls-", stream);
+	printconf_tls(fw, stream);
 	fputs("}\n", stream);
 }
 
@@ -128,7 +176,7 @@ printconf_write(const struct config *conf, FILE *stream)
 	char buf[ADDR_STRLEN];
 	size_t i;
 
-	printconf_scalars(parse_top, conf, "", stream);
+	printconf_scalars(parse_top, conf, "", NULL, stream);
 	printconf_nets("allow", &conf->allow.acl, stream);
 	printconf_nets("exempt-clients", &conf->exempt_clients.acl, stream);
 	for (i = 0; i < conf->n_listen; i++)

@@ -14,6 +14,7 @@
 #include "fetch.h"
 #include "localzone.h"
 #include "report.h"
+#include "reporttls.h"
 #include "upstream.h"
 #include "worker.h"
 #include "zone.h"
@@ -433,6 +434,7 @@ report_metrics(const struct report *r, uint64_t stale_entries,
 	report_access(r, m, w);
 	report_upstream_stats(r, w);
 	report_upstream_state(r, w);
+	reporttls_metrics(r->upstreams, w);
 }
 
 static const char *
@@ -476,7 +478,9 @@ json_upstream(struct evbuffer *out, const struct upstream_view *v)
 		    ST(st, answers), ST(st, timeouts), ST(st, failures),
 		    ST(st, tc_retries), ST(st, edns_fallbacks));
 	}
-	evbuffer_add_printf(out, "]}");
+	evbuffer_add_printf(out, "]");
+	reporttls_json(out, v->u);
+	evbuffer_add_printf(out, "}");
 }
 
 static void
@@ -511,6 +515,7 @@ text_upstream(const struct upstream_view *v, void *arg)
 		    st->zone, ST(st, queries), ST(st, answers),
 		    ST(st, timeouts), ST(st, failures));
 	} while ((st = upstream_stats_next(st)) != NULL);
+	reporttls_text(out, v->u);
 }
 
 /* The JSON array being written: whether an element came yet. */
@@ -725,10 +730,11 @@ explain_text(const struct zone *z, const struct upstream_view *order,
 	    config_policy_name(z->policy));
 	for (i = 0; i < n; i++)
 		evbuffer_add_printf(out, "%s %zu. %s %s, srtt %s%ums, rto %ums, "
-		    "%u failures in a row\n", i == 0 ? "upstreams " :
+		    "%u failures in a row%s\n", i == 0 ? "upstreams " :
 		    "          ", i + 1, order[i].u->name,
 		    upstream_state(&order[i]), order[i].rtt.measured ? "" : "~",
-		    order[i].rtt.srtt, order[i].rtt.rto, order[i].fails);
+		    order[i].rtt.srtt, order[i].rtt.rto, order[i].fails,
+		    reporttls_how(order[i].u));
 }
 
 int

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "frame.h"
 #include "msg.h"
+#include "tlsconn.h"
 #include "transport.h"
 
 /*
@@ -31,6 +32,7 @@ struct env {
 	struct event_base	*base;
 	int			 reserve[FD_RESERVE];
 	int			 n_reserve;
+	struct tlsconn_pool	*tls;	/* DNS over TLS: tlsconn.c */
 	uint8_t			 rbuf[MSG_MAX_LEN];	/* one datagram */
 };
 
@@ -50,6 +52,7 @@ struct transport_conn {
 	int			 fd;	/* UDP, or -1 */
 	int			 reading; /* UDP: its event is added */
 	struct bufferevent	*bev;	/* TCP */
+	struct tlsconn_query	*tls;	/* TLS: the query on tlsconn's */
 	const struct transport_conn_cb *cb;
 	void			*arg;
 	_Alignas(max_align_t) unsigned char ev[];	/* UDP */
@@ -134,6 +137,7 @@ conn_free(struct transport_conn *c)
 		close(c->fd);
 	if (c->bev != NULL)
 		bufferevent_free(c->bev);
+	tlsconn_cancel(c->tls);
 	reserve_fill(c->env);
 	free(c);
 }
@@ -206,6 +210,7 @@ conn_alloc(struct env *env, enum transport_proto proto)
 	c->fd = -1;
 	c->reading = 0;
 	c->bev = NULL;
+	c->tls = NULL;
 	c->cb = NULL;
 	c->arg = NULL;
 	return c;
@@ -314,9 +319,29 @@ conn_open(void *env, enum transport_proto proto, const struct addr *to,
 	return c;
 }
 
+/* A query over TLS: tlsconn's, under a connection of ours to close. */
+static struct transport_conn *
+conn_open_tls(void *env, struct tlsctx *tls, const uint8_t *msg, size_t len,
+    uint32_t timeout_ms, const struct transport_conn_cb *cb, void *arg)
+{
+	struct env *e = env;
+	struct transport_conn *c;
+
+	if ((c = conn_alloc(e, TRANSPORT_TCP)) == NULL)
+		return NULL;
+	if ((c->tls = tlsconn_send(e->tls, tls, msg, len, timeout_ms, cb,
+	    arg)) == NULL) {
+		conn_fail(c);
+		return NULL;
+	}
+	c->cb = cb;
+	c->arg = arg;
+	return c;
+}
+
 static const struct transport_ops event_ops = {
 	now, timer_size, timer_init, timer_set, timer_stop, timer_fini,
-	conn_open, conn_free
+	conn_open, conn_free, conn_open_tls
 };
 
 struct transport *
@@ -326,6 +351,10 @@ transport_new(struct event_base *base)
 
 	if ((env = calloc(1, sizeof(*env))) == NULL)
 		return NULL;
+	if ((env->tls = tlsconn_pool_new(base)) == NULL) {
+		free(env);
+		return NULL;
+	}
 	env->base = base;
 	env->t.ops = &event_ops;
 	env->t.env = env;
@@ -341,6 +370,7 @@ transport_free(struct transport *t)
 	if (t == NULL)
 		return;
 	env = t->env;
+	tlsconn_pool_free(env->tls);
 	while (env->n_reserve > 0)
 		close(env->reserve[--env->n_reserve]);
 	free(env);

@@ -16,6 +16,7 @@
 #include "addr.h"
 
 struct event_base;
+struct tlsctx;
 struct transport_timer;
 struct transport_conn;
 
@@ -71,6 +72,16 @@ struct transport_ops {
 	 * callback.
 	 */
 	void	(*close)(struct transport_conn *c);
+	/*
+	 * Send msg as open does, to the upstream of tls (borrowed; kept
+	 * referenced while needed) over DNS over TLS only (RFC 7858): over
+	 * a connection that may carry other queries too (tlsconn.h);
+	 * timeout_ms bounds the connect and handshake of a new one. NULL
+	 * (no TLS: unit tests' transports) fails every such query.
+	 */
+	struct transport_conn *(*open_tls)(void *env, struct tlsctx *tls,
+		    const uint8_t *msg, size_t len, uint32_t timeout_ms,
+		    const struct transport_conn_cb *cb, void *arg);
 };
 
 struct transport {

@@ -2,11 +2,13 @@
 #include "autoconf.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fnv.h"
 #include "log.h"
+#include "tlsctx.h"
 #include "upstream.h"
 
 /* Probability 1/EXPLORE that `fastest` tries another upstream first. */
@@ -101,14 +103,31 @@ upstream_registry_free(struct upstream_registry *reg)
 	free(reg);
 }
 
+/* 1 if u is reached with tls (NULL: in clear text). */
+static int
+same_tls(const struct upstream *u, const struct tlsctx *tls)
+{
+	if (u->tls == NULL || tls == NULL)
+		return u->tls == tls;
+	return tlsctx_same(u->tls, tls);
+}
+
 struct upstream *
 upstream_get(struct upstream_registry *reg, const struct addr *a)
 {
+	return upstream_get_tls(reg, a, NULL);
+}
+
+struct upstream *
+upstream_get_tls(struct upstream_registry *reg, const struct addr *a,
+    struct tlsctx *tls)
+{
 	struct upstream *u;
+	char buf[ADDR_STRLEN];
 
 	lock(reg);
 	for (u = reg->list; u != NULL; u = u->next)
-		if (addr_equal(&u->addr, a)) {
+		if (addr_equal(&u->addr, a) && same_tls(u, tls)) {
 			u->refs++;
 			goto out;
 		}
@@ -116,7 +135,13 @@ upstream_get(struct upstream_registry *reg, const struct addr *a)
 		goto out;
 	u->reg = reg;
 	u->addr = *a;
-	addr_format(a, u->name, sizeof(u->name));
+	addr_format(a, buf, sizeof(buf));
+	if (tls == NULL)
+		snprintf(u->name, sizeof(u->name), "%s", buf);
+	else {
+		u->tls = tlsctx_ref(tls);
+		snprintf(u->name, sizeof(u->name), "%s", tls->label);
+	}
 	u->refs = 1;
 	rtt_init(&u->rtt, reg->timeout_min, reg->timeout_max);
 	u->next = reg->list;
@@ -154,6 +179,7 @@ upstream_unref(struct upstream *u)
 		free(st->zone);
 		free(st);
 	}
+	tlsctx_unref(u->tls);
 	free(u);
 }
 

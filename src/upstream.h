@@ -106,11 +106,19 @@ struct upstream_stats {
  * unit tests.
  */
 struct upstream_registry;
+struct tlsctx;
+
+/* The longest name of an upstream: "tls://ADDR#NAME". */
+#define UPSTREAM_NAME_LEN	(6 + ADDR_STRLEN + 1 + MSG_NAME_MAX)
 
 struct upstream {
 	struct upstream_registry *reg;	/* the one it belongs to */
 	struct addr	 addr;
-	char		 name[ADDR_STRLEN];	/* "192.0.2.1:53" */
+	struct tlsctx	*tls;		/* a reference: reached over DNS over
+					 * TLS only (RFC 7858); NULL: UDP,
+					 * TCP */
+	char		 name[UPSTREAM_NAME_LEN]; /* "192.0.2.1:53",
+					 * "tls://192.0.2.1:853#dns.example" */
 	unsigned	 refs;
 	struct rtt	 rtt;
 	uint32_t	 fails;		/* consecutive failures */
@@ -182,6 +190,14 @@ void	upstream_registry_free(struct upstream_registry *reg);
  */
 struct upstream *upstream_get(struct upstream_registry *reg,
 	    const struct addr *a);
+
+/*
+ * upstream_get_tls: the same for an upstream reached over TLS with tls
+ * (NULL: upstream_get): one is shared only by zones whose settings of it
+ * are the same (tlsctx_same); a new one takes a reference to tls.
+ */
+struct upstream *upstream_get_tls(struct upstream_registry *reg,
+	    const struct addr *a, struct tlsctx *tls);
 
 /*
  * upstream_unref: drop a reference to u; the last one takes it out of its

@@ -7,6 +7,8 @@
 
 #include <ldns/ldns.h>
 
+#include "log.h"
+#include "tlsctx.h"
 #include "zone.h"
 
 struct zone_table {
@@ -34,6 +36,44 @@ zone_name_to_wire(const char *str, uint8_t *out, size_t *len)
 	return 0;
 }
 
+/*
+ * The upstream of fw at i from reg: over TLS with fw's settings if fw
+ * says tls:// for it. NULL if out of memory or (logged) the TLS context
+ * cannot be made, errno set.
+ */
+static struct upstream *
+zone_upstream(struct upstream_registry *reg, const struct config_forward *fw,
+    size_t i)
+{
+	const struct config_tls_upstream *tu;
+	struct tlsctx_conf c;
+	struct tlsctx *tls;
+	struct upstream *u;
+	const char *why;
+	char buf[ADDR_STRLEN];
+
+	if ((tu = config_tls_upstream(fw, &fw->upstreams[i])) == NULL)
+		return upstream_get(reg, &fw->upstreams[i]);
+	memset(&c, 0, sizeof(c));
+	c.addr = &tu->addr;
+	c.name = tu->name;
+	c.ca = fw->tls_ca;
+	c.pins = (const uint8_t (*)[TLSCTX_PIN_LEN])fw->tls_pins;
+	c.n_pins = fw->n_tls_pins;
+	c.auth_none = fw->tls_auth == CONFIG_TLS_AUTH_NONE;
+	c.max_inflight = fw->tls_max_inflight;
+	c.idle_ms = fw->tls_idle_timeout;
+	if ((tls = tlsctx_new(&c, &why)) == NULL) {
+		log_warnx("forward %s: upstream tls://%s: %s", fw->zone,
+		    addr_format(&tu->addr, buf, sizeof(buf)), why);
+		errno = EINVAL;
+		return NULL;
+	}
+	u = upstream_get_tls(reg, &tu->addr, tls);
+	tlsctx_unref(tls);
+	return u;
+}
+
 static int
 zone_init(struct zone *z, struct upstream_registry *reg,
     const struct config_forward *fw, uint32_t share)
@@ -49,8 +89,7 @@ zone_init(struct zone *z, struct upstream_registry *reg,
 	    NULL)
 		return -1;
 	for (i = 0; i < fw->n_upstreams; i++) {
-		if ((z->upstreams[i] = upstream_get(reg, &fw->upstreams[i])) ==
-		    NULL)
+		if ((z->upstreams[i] = zone_upstream(reg, fw, i)) == NULL)
 			return -1;
 		z->n_upstreams++;
 	}

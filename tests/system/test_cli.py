@@ -148,6 +148,10 @@ def _example_config(tmp_path, uncomment_examples):
     if uncomment_examples:
         text = re.sub(r"(?m)^#(forward |\t|})", r"\1", text)
         assert "\nforward consul" in text and "\tpolicy fastest" in text
+        # the DNS over TLS example replaces the root zone's forward (its
+        # certificates checked against the system CA store: -t reads it)
+        assert '\tupstream "tls://' in text
+        text = text.replace("\nforward . { upstream resolv.conf }\n", "\n")
     return _write(tmp_path, text.splitlines(), "example.conf")
 
 

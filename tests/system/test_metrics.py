@@ -90,6 +90,13 @@ FAMILIES = {
     "dnsdamper_upstream_up": "gauge",
     "dnsdamper_upstream_edns": "gauge",
     "dnsdamper_upstream_rtt_seconds": "gauge",
+    "dnsdamper_upstream_tls_connections": "gauge",
+    "dnsdamper_upstream_tls_connections_total": "counter",
+    "dnsdamper_upstream_tls_handshakes_total": "counter",
+    "dnsdamper_upstream_tls_resumed_total": "counter",
+    "dnsdamper_upstream_tls_queries_total": "counter",
+    "dnsdamper_upstream_tls_resent_total": "counter",
+    "dnsdamper_upstream_tls_failures_total": "counter",
     "dnsdamper_control_connections": "gauge",
     "dnsdamper_control_refused_total": "counter",
 }

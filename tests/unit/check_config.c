@@ -806,6 +806,66 @@ static const struct error_case {
 	  "x.conf:3: listen 192.0.2.1:53 is not a loopback address, but no "
 	  "\"allow\" line admits a client beyond loopback: add \"allow "
 	  "NETWORK/LEN\" for the clients it serves\n" },
+	/* RFC 8310 strict: a TLS upstream needs a name or a pin. */
+	{ "forward . { upstream tls://192.0.2.1 }\n",
+	  "x.conf:1: forward \".\": upstream tls://192.0.2.1:853 has neither "
+	  "a name (#NAME) nor a tls-pin to authenticate it by (RFC 8310; or "
+	  "say tls-auth none; a # outside quotes starts a comment: "
+	  "\"tls://ADDRESS#NAME\")\n" },
+	/* Unquoted, #NAME is a comment, and so is all after it. */
+	{ "forward . {\nupstream tls://192.0.2.1#dns.example\n}\n",
+	  "x.conf:1: forward \".\": upstream tls://192.0.2.1:853 has neither "
+	  "a name (#NAME) nor a tls-pin to authenticate it by (RFC 8310; or "
+	  "say tls-auth none; a # outside quotes starts a comment: "
+	  "\"tls://ADDRESS#NAME\")\n" },
+	{ "forward . {\nupstream \"tls://192.0.2.1#dns.example\"\n"
+	  "tls-ca missing.pem\n}\n",
+	  "x.conf:1: forward \".\": tls-ca missing.pem: holds no CA "
+	  "certificate, or cannot be read\n" },
+	{ "forward . {\nupstream \"tls://192.0.2.1#dns.example\"\n"
+	  "tls-ca empty.pem\n}\n",
+	  "x.conf:1: forward \".\": tls-ca empty.pem: holds no CA "
+	  "certificate, or cannot be read\n" },
+	{ "forward . {\nupstream \"tls://192.0.2.1#\"\n}\n",
+	  "x.conf:2: upstream: \"\" is not a domain name\n" },
+	{ "forward . {\nupstream \"tls://192.0.2.1#.\"\n}\n",
+	  "x.conf:2: upstream: \"tls://192.0.2.1#.\": the name after # cannot "
+	  "be the root\n" },
+	{ "forward . {\nupstream tls://192.0.2.1:853 192.0.2.1:853\n"
+	  "tls-auth none\n}\n",
+	  "x.conf:2: upstream: duplicate address 192.0.2.1:853\n" },
+	{ "forward . {\nupstream tls://192.0.2.1\ntls-pin sha256/abc\n}\n",
+	  "x.conf:3: tls-pin: \"sha256/abc\" is not sha256/ and the base64 of "
+	  "32 octets (RFC 7469)\n" },
+	{ "forward . {\nupstream tls://192.0.2.1\ntls-pin "
+	  "md5/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n}\n",
+	  "x.conf:3: tls-pin: \"md5/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU"
+	  "=\" is not sha256/ and the base64 of 32 octets (RFC 7469)\n" },
+	{ "forward . {\nupstream tls://192.0.2.1\ntls-pin "
+	  "sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU= "
+	  "sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n}\n",
+	  "x.conf:3: tls-pin: duplicate pin "
+	  "sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n" },
+	{ "forward . {\nupstream 192.0.2.1\ntls-pin "
+	  "sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n}\n",
+	  "x.conf:1: forward \".\": tls-pin without a tls:// upstream\n" },
+	{ "forward . {\nupstream 192.0.2.1\ntls-ca /etc/ssl/x.pem\n}\n",
+	  "x.conf:1: forward \".\": tls-ca without a tls:// upstream\n" },
+	{ "forward . {\nupstream tls://192.0.2.1\ntls-auth maybe\n}\n",
+	  "x.conf:3: tls-auth: \"maybe\" is not strict or none\n" },
+	{ "forward . {\nupstream tls://192.0.2.1\ntls-auth none\n"
+	  "tls-max-inflight 0\ntls-idle-timeout 50ms\n}\n",
+	  "x.conf:4: tls-max-inflight: 0 is out of range (1 to 65535)\n"
+	  "x.conf:5: tls-idle-timeout: 50ms is out of range (100ms to 1h)\n" },
+	/* One TLS upstream, one set of TLS settings, whichever block. */
+	{ "forward a.example {\nupstream \"tls://192.0.2.1#dns.example\"\n"
+	  "tls-pin sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n}\n"
+	  "forward . {\nupstream \"tls://192.0.2.1#dns.example\"\n"
+	  "tls-auth none\n}\n",
+	  "x.conf:5: forward \".\": upstream tls://192.0.2.1:853 has other "
+	  "TLS settings (tls-ca, tls-pin, tls-auth, tls-max-inflight, "
+	  "tls-idle-timeout) in forward \"a.example.\" at x.conf:1: one "
+	  "upstream has one set\n" },
 	/* Three errors: three lines, reading goes on after each. */
 	{ "cahce-size 1m\ncache-size 12q\nmax-ttl 0s\nmin-ttl 1m\n",
 	  "x.conf:1: unknown directive \"cahce-size\"\n"
@@ -816,7 +876,72 @@ static const struct error_case {
 
 START_TEST(test_errors)
 {
+	testutil_write(NULL, "empty.pem", "");
 	load_fails(error_cases[_i].conf, error_cases[_i].errs);
+}
+END_TEST
+
+/*
+ * tls://ADDRESS[:PORT][#NAME]: port 853 by default (RFC 7858 §3.1), the
+ * name kept without its final dot (the SNI's form, RFC 6066 §3); the
+ * pin's 32 octets are SHA-256's of nothing, e3b0c442... in base64.
+ */
+START_TEST(test_forward_tls)
+{
+	static const uint8_t empty_sha256[CONFIG_TLS_PIN_LEN] = {
+		0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb,
+		0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24, 0x27, 0xae, 0x41, 0xe4,
+		0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52,
+		0xb8, 0x55
+	};
+	struct config conf;
+	const struct config_forward *fw;
+	struct testutil_capture c;
+
+	load_ok("forward b.example {\n"
+	    "\tupstream \"tls://192.0.2.1#dns.example\"\n"
+	    "\ttls-pin sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n"
+	    "\ttls-max-inflight 8\n"
+	    "\ttls-idle-timeout 5s\n"
+	    "}\n"
+	    "forward . {\n"
+	    "\tupstream \"tls://192.0.2.1#DNS.Example.\" 192.0.2.2\n"
+	    "\tupstream tls://[2001:db8::1]:8853\n"
+	    "\ttls-pin sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n"
+	    "\ttls-max-inflight 8\n"
+	    "\ttls-idle-timeout 5s\n"
+	    "}\n", &conf);
+	fw = &conf.forwards[1];
+	ck_assert_uint_eq(fw->n_upstreams, 3);
+	ck_assert_uint_eq(fw->n_tls, 2);
+	assert_addr(&fw->upstreams[0], "192.0.2.1:853");
+	assert_addr(&fw->upstreams[1], "192.0.2.2:53");
+	assert_addr(&fw->upstreams[2], "[2001:db8::1]:8853");
+	ck_assert_str_eq(fw->tls[0].name, "dns.example");
+	ck_assert_ptr_null(fw->tls[1].name);
+	ck_assert_ptr_null(config_tls_upstream(fw, &fw->upstreams[1]));
+	ck_assert_ptr_eq(config_tls_upstream(fw, &fw->upstreams[2]),
+	    &fw->tls[1]);
+	ck_assert_uint_eq(fw->n_tls_pins, 1);
+	ck_assert_mem_eq(fw->tls_pins[0], empty_sha256, CONFIG_TLS_PIN_LEN);
+	ck_assert_int_eq(fw->tls_auth, CONFIG_TLS_AUTH_STRICT);
+	ck_assert_uint_eq(fw->tls_max_inflight, 8);
+	ck_assert_uint_eq(fw->tls_idle_timeout, 5000);
+	testutil_capture_start(&c);
+	printconf_write(&conf, c.fp);
+	ck_assert_ptr_nonnull(strstr(testutil_capture_end(&c),
+	    "forward . {\n"
+	    "\tupstream \"tls://192.0.2.1:853#dns.example\" 192.0.2.2:53 "
+	    "tls://[2001:db8::1]:8853\n"
+	    "\tpolicy order\n"
+	    "\tmax-inflight 0\n"
+	    "\ttls-auth strict\n"
+	    "\ttls-max-inflight 8\n"
+	    "\ttls-idle-timeout 5s\n"
+	    "\ttls-pin sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n"
+	    "}\n"));
+	testutil_capture_free(&c);
+	config_free(&conf);
 }
 END_TEST
 
@@ -1487,6 +1612,7 @@ config_suite(void)
 	tcase_add_test(tc, test_forward_multi_line);
 	tcase_add_loop_test(tc, test_errors, 0,
 	    (int)(sizeof(error_cases) / sizeof(error_cases[0])));
+	tcase_add_test(tc, test_forward_tls);
 	tcase_add_test(tc, test_cannot_open_top);
 	tcase_add_test(tc, test_include_glob);
 	tcase_add_test(tc, test_include_relative);

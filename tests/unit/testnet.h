@@ -139,7 +139,8 @@ testnet_close(struct transport_conn *c)
 
 static const struct transport_ops testnet_ops = {
 	testnet_now, testnet_timer_size, testnet_timer_init, testnet_timer_set,
-	testnet_timer_stop, testnet_timer_fini, testnet_open, testnet_close
+	testnet_timer_stop, testnet_timer_fini, testnet_open, testnet_close,
+	NULL	/* no TLS: a TLS upstream's queries fail here */
 };
 
 /* testnet_init: a network where nothing was sent, at virtual time now. */

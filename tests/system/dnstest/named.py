@@ -74,8 +74,12 @@ class BindServer:
     HARNESS_ZONE = "harness.test"
 
     def __init__(self, workdir, label="ns1", address=ports.LOOPBACK,
-                 port=None):
+                 port=None, tls=None):
         self.label = label
+        # DNS over TLS listeners: {label: (key file, certificate file)},
+        # each on a port of its own (tls_ports[label]), TCP only
+        self.tls = dict(tls or {})
+        self.tls_ports = {}
         self.address = ports.check_loopback(address)
         self.fixed_port = port
         self.dir = Path(workdir) / f"named-{label}"
@@ -172,8 +176,14 @@ ready 60 IN TXT "{self.token}"
         zones = "".join(
             f'zone "{origin or "."}" {{ type primary; file "{path}"; }};\n'
             for origin, path in sorted(self.zones.items()))
+        tls_blocks = "".join(
+            f'tls {label} {{ key-file "{key}"; cert-file "{cert}"; }};\n'
+            for label, (key, cert) in sorted(self.tls.items()))
+        tls_listen = "".join(
+            f"\tlisten-on port {self.tls_ports[label]} tls {label} "
+            f"{{ {self.address}; }};\n" for label in sorted(self.tls))
         self.conf_path.write_text(f"""\
-options {{
+{tls_blocks}options {{
 	directory "{d}";
 	pid-file "{d}/named.pid";
 	lock-file "{d}/named.lock";
@@ -183,7 +193,7 @@ options {{
 	statistics-file "{d}/named.stats";
 	memstatistics-file "{d}/named.memstats";
 	listen-on port {self.port} {{ {self.address}; }};
-	listen-on-v6 {{ none; }};
+{tls_listen}	listen-on-v6 {{ none; }};
 	recursion no;
 	dnssec-validation no;
 	notify no;
@@ -207,6 +217,8 @@ controls {{ }};
         last = ""
         for _ in range(1 if self.fixed_port else 3):
             self.port = self.fixed_port or ports.free_port(self.address)
+            self.tls_ports = {label: ports.free_port(self.address)
+                              for label in self.tls}
             self._write_conf()
             self.proc = proc.spawn(
                 [binary, "-g", "-4", "-n", "1", "-c", str(self.conf_path)],
@@ -235,10 +247,20 @@ controls {{ }};
                 return f"named exited with status {self.proc.returncode}"
             running = running or re.search(r"\brunning$", log, re.M)
             if running and self._ready_answer(socket.SOCK_DGRAM) and \
-                    self._ready_answer(socket.SOCK_STREAM):
+                    self._ready_answer(socket.SOCK_STREAM) and \
+                    all(self._tls_accepts(p) for p in self.tls_ports.values()):
                 return None
             time.sleep(0.05)
         return "not ready in time"
+
+    def _tls_accepts(self, port):
+        """Whether a TLS listener accepts TCP connections (the handshake
+        is the daemon's to try)."""
+        try:
+            with socket.create_connection((self.address, port), 0.5):
+                return True
+        except OSError:
+            return False
 
     def _ready_answer(self, kind):
         q = wire.query(0x5eed, f"ready.{self.HARNESS_ZONE}", qtype=16)
