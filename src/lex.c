@@ -112,11 +112,15 @@ lex_is_blank(int c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
-/* A character that ends a bare word. */
+/*
+ * A character that ends a bare word. Not #: it starts a comment only
+ * where a word could start, so that "tls://ADDRESS#NAME" is one word, as
+ * other resolvers' configurations write it.
+ */
 static int
 lex_is_end(int c)
 {
-	return c == EOF || c == '\n' || lex_is_blank(c) || c == '#' ||
+	return c == EOF || c == '\n' || lex_is_blank(c) ||
 	    c == ';' || c == '{' || c == '}' || c == '"';
 }
 
@@ -242,7 +246,7 @@ lex_quote(const char *str, FILE *stream)
 
 	for (p = str; *p != '\0' && !lex_is_end((unsigned char)*p); p++)
 		continue;
-	if (*str != '\0' && *p == '\0') {
+	if (*str != '\0' && *str != '#' && *p == '\0') {
 		fputs(str, stream);
 		return;
 	}

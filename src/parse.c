@@ -420,8 +420,8 @@ parse_tls_check(struct parse_run *run, const struct directive *d,
 			continue;
 		lex_error(&run->lex, line, "%s \"%s\": upstream tls://%s has "
 		    "neither a name (#NAME) nor a tls-pin to authenticate it "
-		    "by (RFC 8310; or say tls-auth none; a # outside quotes "
-		    "starts a comment: \"tls://ADDRESS#NAME\")", d->name,
+		    "by (RFC 8310: \"tls://ADDRESS#NAME\", with no blank "
+		    "before #; or say tls-auth none)", d->name,
 		    fw->zone, addr_format(&fw->tls[i].addr, buf, sizeof(buf)));
 		return -1;
 	}

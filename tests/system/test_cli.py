@@ -150,7 +150,7 @@ def _example_config(tmp_path, uncomment_examples):
         assert "\nforward consul" in text and "\tpolicy fastest" in text
         # the DNS over TLS example replaces the root zone's forward (its
         # certificates checked against the system CA store: -t reads it)
-        assert '\tupstream "tls://' in text
+        assert '\tupstream tls://' in text
         text = text.replace("\nforward . { upstream resolv.conf }\n", "\n")
     return _write(tmp_path, text.splitlines(), "example.conf")
 

@@ -44,7 +44,8 @@ BLOCK = 128             # RFC 8467 §4.1: queries padded to 128 octets
 
 
 class TlsForward(Forward):
-    """`forward ZONE { upstream "tls://..."; more... }` on one line."""
+    """`forward ZONE { upstream tls://ADDR:PORT#NAME; more... }` on one
+    line, unquoted as users write it (# within a word is no comment)."""
 
     def __init__(self, zone_name, upstream, *more):
         self.zone = zone_name
@@ -52,7 +53,7 @@ class TlsForward(Forward):
         self.more = list(more)
 
     def line(self):
-        body = "; ".join([f'upstream "{self.upstreams[0]}"'] + self.more)
+        body = "; ".join([f"upstream {self.upstreams[0]}"] + self.more)
         return f"forward {self.zone} {{ {body} }}"
 
 

@@ -809,15 +809,15 @@ static const struct error_case {
 	/* RFC 8310 strict: a TLS upstream needs a name or a pin. */
 	{ "forward . { upstream tls://192.0.2.1 }\n",
 	  "x.conf:1: forward \".\": upstream tls://192.0.2.1:853 has neither "
-	  "a name (#NAME) nor a tls-pin to authenticate it by (RFC 8310; or "
-	  "say tls-auth none; a # outside quotes starts a comment: "
-	  "\"tls://ADDRESS#NAME\")\n" },
-	/* Unquoted, #NAME is a comment, and so is all after it. */
-	{ "forward . {\nupstream tls://192.0.2.1#dns.example\n}\n",
+	  "a name (#NAME) nor a tls-pin to authenticate it by (RFC 8310: "
+	  "\"tls://ADDRESS#NAME\", with no blank before #; or say tls-auth "
+	  "none)\n" },
+	/* After a blank, # starts a comment, and so is all after it. */
+	{ "forward . {\nupstream tls://192.0.2.1 #dns.example\n}\n",
 	  "x.conf:1: forward \".\": upstream tls://192.0.2.1:853 has neither "
-	  "a name (#NAME) nor a tls-pin to authenticate it by (RFC 8310; or "
-	  "say tls-auth none; a # outside quotes starts a comment: "
-	  "\"tls://ADDRESS#NAME\")\n" },
+	  "a name (#NAME) nor a tls-pin to authenticate it by (RFC 8310: "
+	  "\"tls://ADDRESS#NAME\", with no blank before #; or say tls-auth "
+	  "none)\n" },
 	{ "forward . {\nupstream \"tls://192.0.2.1#dns.example\"\n"
 	  "tls-ca missing.pem\n}\n",
 	  "x.conf:1: forward \".\": tls-ca missing.pem: holds no CA "
@@ -884,7 +884,8 @@ END_TEST
 /*
  * tls://ADDRESS[:PORT][#NAME]: port 853 by default (RFC 7858 §3.1), the
  * name kept without its final dot (the SNI's form, RFC 6066 §3); the
- * pin's 32 octets are SHA-256's of nothing, e3b0c442... in base64.
+ * pin's 32 octets are SHA-256's of nothing, e3b0c442... in base64. A #
+ * inside a word is part of it: quoted or not, #NAME is read.
  */
 START_TEST(test_forward_tls)
 {
@@ -905,7 +906,7 @@ START_TEST(test_forward_tls)
 	    "\ttls-idle-timeout 5s\n"
 	    "}\n"
 	    "forward . {\n"
-	    "\tupstream \"tls://192.0.2.1#DNS.Example.\" 192.0.2.2\n"
+	    "\tupstream tls://192.0.2.1#DNS.Example. 192.0.2.2\n"
 	    "\tupstream tls://[2001:db8::1]:8853\n"
 	    "\ttls-pin sha256/47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=\n"
 	    "\ttls-max-inflight 8\n"
@@ -931,7 +932,7 @@ START_TEST(test_forward_tls)
 	printconf_write(&conf, c.fp);
 	ck_assert_ptr_nonnull(strstr(testutil_capture_end(&c),
 	    "forward . {\n"
-	    "\tupstream \"tls://192.0.2.1:853#dns.example\" 192.0.2.2:53 "
+	    "\tupstream tls://192.0.2.1:853#dns.example 192.0.2.2:53 "
 	    "tls://[2001:db8::1]:8853\n"
 	    "\tpolicy order\n"
 	    "\tmax-inflight 0\n"

@@ -118,7 +118,7 @@ START_TEST(test_tokens)
 {
 	lex_is("listen 127.0.0.1:53 ;x{y}\n"
 	    "# a comment line\n"
-	    "\t \"a b\"z#c\r\n"
+	    "\t \"a b\"z#c #d\r\n"
 	    "w\\x;\n",
 	    "x.conf:1 [listen]\n"
 	    "x.conf:1 [127.0.0.1:53]\n"
@@ -130,7 +130,7 @@ START_TEST(test_tokens)
 	    "x.conf:1 NL\n"
 	    "x.conf:2 NL\n"
 	    "x.conf:3 q[a b]\n"
-	    "x.conf:3 [z]\n"
+	    "x.conf:3 [z#c]\n"
 	    "x.conf:3 NL\n"
 	    "x.conf:4 [w\\x]\n"
 	    "x.conf:4 ;\n"
@@ -326,7 +326,8 @@ static const char *const quote_cases[][2] = {
 	{ "", "\"\"" },
 	{ "a b", "\"a b\"" },
 	{ "tab\there", "\"tab\there\"" },
-	{ "a#b", "\"a#b\"" },
+	{ "a#b", "a#b" },
+	{ "#b", "\"#b\"" },
 	{ "semi;colon", "\"semi;colon\"" },
 	{ "{}", "\"{}\"" },
 	{ "say \"hi\"", "\"say \\\"hi\\\"\"" },
