@@ -56,6 +56,9 @@ zone_init(struct zone *z, struct upstream_registry *reg,
 	}
 	z->policy = fw->policy;
 	z->max_inflight = fw->max_inflight > 0 ? fw->max_inflight : share;
+	/* Not validated (a test's table): last known good stays off. */
+	z->lkg = fw->last_known_good == 1;
+	z->lkg_hold = (uint64_t)fw->last_known_good_hold * 1000;
 	return 0;
 }
 
