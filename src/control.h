@@ -8,6 +8,8 @@
  *   GET  /cache      the cache, one RR per line, streamed slice by slice
  *   POST /flush[?name=N[&type=T] | ?zone=Z]   drop cache entries
  *   POST /reload     reread the configuration, as SIGHUP does
+ *   GET  /lkg        last known good: held names and zones (lkgreport.h)
+ *   POST /lkg/release?zone=Z   end zone Z's hold (lkg_release)
  * (all but /metrics and /cache as text instead of JSON with ?format=text)
  * and the optional metrics-listen TCP socket, serving GET /metrics only.
  */

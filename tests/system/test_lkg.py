@@ -26,7 +26,10 @@ import dns.edns
 import dns.rcode
 import pytest
 
+import json
+
 from dnstest import query, stale
+from dnstest.control import ctl
 from dnstest.daemon import Forward
 from dnstest.zonetext import zone
 
@@ -128,6 +131,29 @@ def test_empty_push_held_then_restored(new_bind, dnsdamper, bind):
     m = d.wait_log(r"last-known-good: zone sd\.test\. held: .* negative "
                    r"for (\d+) of its (\d+) names", since=log)
     assert int(m.group(1)) >= 3, m.group(0)
+    # visible: dnsdamperctl lkg (JSON) lists the zone held and each
+    # name, what the upstream says, and no end to the hold; explain says
+    # the answer is a last known good one and why; the metrics count
+    held = json.loads(ctl("-s", str(d.control_path), "--json", "lkg").stdout)
+    zones = {z["zone"]: z for z in held["zones"]}
+    assert zones["sd.test."]["held"] is True, held
+    assert zones["sd.test."]["held_names"] == len(NAMES), held
+    names = {(n["name"], n["type"]): n for n in held["names"]}
+    web = names["web.sd.test.", "A"]
+    assert web["upstream_says"] == "NXDOMAIN", held
+    assert web["hold_ends_in_s"] is None, held
+    text = ctl("-s", str(d.control_path), "lkg").stdout
+    assert "web.sd.test." in text and "zone held" in text, text
+    ex = ctl("-s", str(d.control_path), "explain", "web.sd.test").stdout
+    assert "a last known good answer" in ex and "NXDOMAIN" in ex, ex
+    exp = d.control().metrics()
+    assert exp.get("dnsdamper_lkg_held_zones") == 1
+    assert exp.get("dnsdamper_lkg_held_names") == len(NAMES)
+    # every round's answers but those of the first (which waited for the
+    # refresh that was held) count; at least the second round's
+    assert exp.get("dnsdamper_lkg_answers_total", zone="sd.test.") >= \
+        len(NAMES)
+
     # the upstream does answer NXDOMAIN now; a name with no positive
     # answer cached gets it at once
     r = query.udp(d.port, "never.sd.test", "A")
@@ -235,3 +261,33 @@ def test_off_passes_negatives_and_shrinking_sets(new_bind, dnsdamper, bind):
                   r, "_api._tcp.sd.test", "SRV") == ["0 5 8081 t1.sd.test."]
                   else None)(query.udp(on.port, "_api._tcp.sd.test", "SRV")))
     stale.assert_fresh(r, TTL)
+
+
+@pytest.mark.timeout_s(60)
+def test_release_lets_the_zone_go(new_bind, dnsdamper, bind):
+    """A held zone, released by the operator (dnsdamperctl lkg release):
+    its names' NXDOMAIN goes through at their next refresh, logged."""
+    ns = new_bind("lkg", {ORIGIN: FULL})
+    d = dnsdamper([Forward(ORIGIN, [ns]), Forward(".", [bind])],
+                  extra=LKG_CONF)
+    for (qname, qtype), old in NAMES.items():
+        assert _data(query.udp(d.port, qname, qtype), qname, qtype) == [old]
+    cached_by = time.monotonic()
+    log = d.log_size()
+    ns.replace_zone(ORIGIN, empty(2))
+    _wait_expired(cached_by)
+    for (qname, qtype), old in NAMES.items():
+        assert_held(query.udp(d.port, qname, qtype, timeout=5.0),
+                    qname, qtype, old)
+    d.wait_log(r"last-known-good: zone sd\.test\. held", since=log)
+    bad = ctl("-s", str(d.control_path), "lkg", "release", "nowhere.test")
+    assert bad.returncode != 0, bad
+    r = ctl("-s", str(d.control_path), "lkg", "release", "SD.test")
+    assert r.returncode == 0 and "released sd.test." in r.stdout, r
+    d.wait_log(r"last-known-good: zone sd\.test\. released by the operator",
+               since=log)
+    r = _poll("web.sd.test never NXDOMAIN after the release",
+              lambda: (lambda r: r if r.rcode == dns.rcode.NXDOMAIN
+                       else None)(query.udp(d.port, "web.sd.test", "A",
+                                            timeout=5.0)))
+    assert ctl("-s", str(d.control_path), "--json", "lkg").returncode == 0
