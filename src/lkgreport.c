@@ -145,6 +145,16 @@ zone_answers(const struct lkg_zone_view *v, void *arg)
 }
 
 static void
+zone_held(const struct lkg_zone_view *v, void *arg)
+{
+	struct metrics_arg *a = arg;
+	const char *labels[2] = { "zone", v->zone };
+
+	a->w->sample(a->w->ctx, "dnsdamper_lkg_zone_held", labels, 1,
+	    v->held ? 1 : 0);
+}
+
+static void
 one(const struct metrics_writer *w, const char *name, const char *type,
     const char *help, uint64_t value)
 {
@@ -163,6 +173,11 @@ lkgreport_metrics(struct lkg *l, uint64_t now, const struct metrics_writer *w)
 	    "Last known good answers sent, by forward zone: a positive answer "
 	    "served stale while the upstream's NXDOMAIN or NODATA is held.");
 	lkg_walk_zones(l, now, zone_answers, &a);
+	w->end_family(w->ctx);
+	w->family(w->ctx, "dnsdamper_lkg_zone_held", "gauge",
+	    "1 while a forward zone is held as a whole by last known good: "
+	    "many of its names turned negative at once.");
+	lkg_walk_zones(l, now, zone_held, &a);
 	w->end_family(w->ctx);
 	lkg_stats(l, &st);
 	one(w, "dnsdamper_lkg_held_names", "gauge", "Questions whose "

@@ -31,7 +31,9 @@ void	lkgreport_list(struct lkg *l, uint64_t now, enum report_format f,
 
 /*
  * lkgreport_metrics: dnsdamper_lkg_answers_total by zone (last known good
- * answers sent), dnsdamper_lkg_held_names, dnsdamper_lkg_held_zones
+ * answers sent), dnsdamper_lkg_zone_held by zone (1 while held, else 0;
+ * zones with last-known-good seen), dnsdamper_lkg_held_names,
+ * dnsdamper_lkg_held_zones
  * (gauges), dnsdamper_lkg_deletions_total and
  * dnsdamper_lkg_overflow_total, through w.
  */

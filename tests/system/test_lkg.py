@@ -148,6 +148,7 @@ def test_empty_push_held_then_restored(new_bind, dnsdamper, bind):
     assert "a last known good answer" in ex and "NXDOMAIN" in ex, ex
     exp = d.control().metrics()
     assert exp.get("dnsdamper_lkg_held_zones") == 1
+    assert exp.get("dnsdamper_lkg_zone_held", zone="sd.test.") == 1
     assert exp.get("dnsdamper_lkg_held_names") == len(NAMES)
     # every round's answers but those of the first (which waited for the
     # refresh that was held) count; at least the second round's

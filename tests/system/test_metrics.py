@@ -90,6 +90,12 @@ FAMILIES = {
     "dnsdamper_upstream_up": "gauge",
     "dnsdamper_upstream_edns": "gauge",
     "dnsdamper_upstream_rtt_seconds": "gauge",
+    "dnsdamper_lkg_answers_total": "counter",
+    "dnsdamper_lkg_zone_held": "gauge",
+    "dnsdamper_lkg_held_names": "gauge",
+    "dnsdamper_lkg_held_zones": "gauge",
+    "dnsdamper_lkg_deletions_total": "counter",
+    "dnsdamper_lkg_overflow_total": "counter",
     "dnsdamper_control_connections": "gauge",
     "dnsdamper_control_refused_total": "counter",
 }
