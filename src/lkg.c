@@ -375,6 +375,19 @@ lkg_negative(struct lkg *l, const char *zone, uint64_t hold,
 	return v;
 }
 
+void
+lkg_forget(struct lkg *l, const struct cache_key *key, uint64_t now)
+{
+	long i;
+
+	if (held_count(l) == 0)
+		return;
+	pthread_mutex_lock(&l->lock);
+	if ((i = entry_find(l, key)) != -1)
+		entry_drop(l, (size_t)i, now, "last-known-good turned off");
+	pthread_mutex_unlock(&l->lock);
+}
+
 int
 lkg_may_refresh(struct lkg *l, const struct cache_key *key, uint64_t now)
 {

@@ -91,6 +91,13 @@ enum lkg_verdict lkg_negative(struct lkg *l, const char *zone, uint64_t hold,
 	    uint64_t servable_until, uint64_t now);
 
 /*
+ * lkg_forget: key is held no more, whatever the rule says: its zone no
+ * longer has last-known-good (a reload turned it off). Costs one atomic
+ * load while nothing is held.
+ */
+void	lkg_forget(struct lkg *l, const struct cache_key *key, uint64_t now);
+
+/*
  * lkg_may_refresh: 0 if key is held and its next re-check is not due at
  * now, else 1. A 1 for a held key takes the re-check: the next one is
  * due an interval later (the rate stays bounded however many clients

@@ -710,9 +710,12 @@ lkg_holds(struct query_ctx *ctx, const struct fetch_result *res)
 	uint64_t until = 0;
 	struct zone *zone;
 
-	if (ctx->lkg == NULL || (zone = query_zone(ctx, res->key)) == NULL ||
-	    !zone->lkg)
+	if (ctx->lkg == NULL || (zone = query_zone(ctx, res->key)) == NULL)
 		return 0;
+	if (!zone->lkg) {
+		lkg_forget(ctx->lkg, res->key, res->now);
+		return 0;
+	}
 	if (res->r->class == MSG_CLASS_ANSWER)
 		lkg_positive(ctx->lkg, zone->name_str, res->key, res->now);
 	if (res->r->class != MSG_CLASS_NXDOMAIN &&

@@ -341,6 +341,26 @@ START_TEST(held_questions_bounded)
 }
 END_TEST
 
+/* A zone whose last-known-good a reload turned off forgets its held
+ * questions: no more text, no pacing of their refreshes. */
+START_TEST(forget_when_turned_off)
+{
+	struct lkg *l = lkg_new(0);
+	struct cache_key k = key_of("name0", MSG_TYPE_A);
+	struct lkg_stats st;
+
+	in_use(l, 20, T0);
+	ck_assert_int_eq(neg(l, &k, SERVABLE, T0), LKG_HOLD);
+	ck_assert_int_eq(lkg_may_refresh(l, &k, T0), 0);
+	lkg_forget(l, &k, T0 + 1);
+	ck_assert_ptr_null(lkg_text(l, &k));
+	ck_assert_int_eq(lkg_may_refresh(l, &k, T0 + 1), 1);
+	lkg_stats(l, &st);
+	ck_assert_uint_eq(st.held, 0);
+	lkg_free(l);
+}
+END_TEST
+
 /* Names in use are those answered positively within the last hour:
  * after two hours of silence, three negatives in a zone are a collapse
  * only by the minimum (3 of 3 known). */
@@ -378,6 +398,7 @@ lkg_suite(void)
 	tcase_add_test(tc, release_lets_negatives_through);
 	tcase_add_test(tc, held_questions_bounded);
 	tcase_add_test(tc, names_in_use_age_out);
+	tcase_add_test(tc, forget_when_turned_off);
 	suite_add_tcase(s, tc);
 	return s;
 }
