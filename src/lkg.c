@@ -10,6 +10,10 @@
 #include "log.h"
 #include "msg.h"
 
+/* Slots of the count of held questions by hash: most lookups are of a
+ * question not held, and a zero there spares the walk of held[]. */
+#define LKG_SLOTS	4096
+
 /* Bits of each half of a zone's sketch of names in use. */
 #define LKG_SKETCH_BITS	4096
 #define LKG_HALF_MS	(LKG_IN_USE_MS / 2)
@@ -46,6 +50,7 @@ struct lkg {
 	struct lkg_entry	**held;		/* n_held of them */
 	size_t			 n_held;	/* also read without the lock
 						 * (relaxed): the fast path */
+	uint16_t		 slots[LKG_SLOTS]; /* held questions by hash */
 	struct lkg_zone		**zones;
 	size_t			 n_zones;
 	uint64_t		 deletions;
@@ -132,6 +137,8 @@ entry_find(const struct lkg *l, const struct cache_key *key)
 {
 	size_t i;
 
+	if (l->slots[key->hash % LKG_SLOTS] == 0)
+		return -1;
 	for (i = 0; i < l->n_held; i++)
 		if (l->held[i]->key.hash == key->hash &&
 		    l->held[i]->key.len == key->len &&
@@ -157,6 +164,7 @@ entry_drop(struct lkg *l, size_t i, uint64_t now, const char *why)
 {
 	struct lkg_zone *z = l->zones[l->held[i]->zone];
 
+	l->slots[l->held[i]->key.hash % LKG_SLOTS]--;
 	free(l->held[i]);
 	l->held[i] = l->held[l->n_held - 1];
 	__atomic_store_n(&l->n_held, l->n_held - 1, __ATOMIC_RELAXED);
@@ -330,6 +338,7 @@ entry_start(struct lkg *l, const char *zone, uint64_t hold,
 	e->hold = hold;
 	e->servable_until = servable_until;
 	l->held[l->n_held] = e;
+	l->slots[key->hash % LKG_SLOTS]++;
 	__atomic_store_n(&l->n_held, l->n_held + 1, __ATOMIC_RELAXED);
 	l->zones[zi]->n_held++;
 	collapse_check(l, (size_t)zi, e, now);
