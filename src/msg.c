@@ -586,7 +586,8 @@ write_opt(uint8_t *out, const struct msg_query *q, unsigned rcode,
 		wire_wr16(out + 11, EDE_OPTION_CODE);
 		wire_wr16(out + 13, (uint16_t)(2 + text));
 		wire_wr16(out + 15, (uint16_t)opts->ede);
-		memcpy(out + 17, opts->ede_text, text);
+		if (text > 0)
+			memcpy(out + 17, opts->ede_text, text);
 	}
 	return MSG_OPT_LEN + rdlen;
 }
