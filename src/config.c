@@ -193,6 +193,10 @@ config_defaults(struct config *conf)
 	conf->stale_refresh_interval = 30;
 	conf->prefetch = 1;
 	conf->srv_prefetch_targets = 1;
+	/* Off: holding an upstream's negative answer is a policy the
+	 * operator chooses per zone (dnsdamper.conf(5) says why). */
+	conf->last_known_good = 0;
+	conf->last_known_good_hold = 60;
 	/* dnsdamperctl and a scrape or two at a time, with room to spare. */
 	conf->control_clients = 16;
 	conf->metrics_clients = 16;
@@ -228,6 +232,8 @@ config_forward_defaults(struct config_forward *fw)
 	fw->tls_max_inflight = 32;
 	/* Below the providers' own limit of about 10 s (unbound#1271). */
 	fw->tls_idle_timeout = 10000;
+	fw->last_known_good = -1;
+	fw->last_known_good_hold = 0;
 }
 
 /*
@@ -555,6 +561,22 @@ config_check_access(struct config *conf, const struct config_report *r)
 	}
 }
 
+/* Forward blocks that did not say get the top level's last known good. */
+static void
+config_inherit_lkg(struct config *conf)
+{
+	struct config_forward *fw;
+	size_t i;
+
+	for (i = 0; i < conf->n_forwards; i++) {
+		fw = &conf->forwards[i];
+		if (fw->last_known_good == -1)
+			fw->last_known_good = conf->last_known_good;
+		if (fw->last_known_good_hold == 0)
+			fw->last_known_good_hold = conf->last_known_good_hold;
+	}
+}
+
 void
 config_validate(struct config *conf, const struct config_report *r)
 {
@@ -563,6 +585,7 @@ config_validate(struct config *conf, const struct config_report *r)
 	config_check_metrics_listen(conf, r);
 	config_check_access(conf, r);
 	config_check_cnames(conf, r);
+	config_inherit_lkg(conf);
 }
 
 void

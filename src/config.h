@@ -123,6 +123,11 @@ struct config_forward {
 	uint32_t		 tls_idle_timeout; /* ms */
 	enum config_policy	 policy;
 	uint32_t		 max_inflight;	/* 0: a share of the global */
+	int			 last_known_good; /* boolean; -1 until
+						 * config_validate gives it
+						 * the top level's */
+	uint32_t		 last_known_good_hold; /* seconds; 0 until
+						 * config_validate, as above */
 	struct config_where	 where;		/* of the forward directive;
 						 * the top file (or
 						 * CONFIG_BUILTIN) at line 0
@@ -222,6 +227,9 @@ struct config {
 	uint32_t		 stale_refresh_interval; /* seconds */
 	int			 prefetch;	/* boolean */
 	int			 srv_prefetch_targets; /* boolean */
+	int			 last_known_good; /* boolean: each zone's
+						 * default (lkg.h) */
+	uint32_t		 last_known_good_hold; /* seconds */
 	char			*control;	/* owned; socket path or
 						 * "none" */
 	char			*control_mode_str; /* owned; octal, as given */
@@ -270,7 +278,8 @@ int	config_defaults(struct config *conf);
 /*
  * config_forward_defaults: overwrite *fw (without freeing it) with an
  * empty forward block: no zone, no upstream, policy order, max-inflight 0
- * (an even share).
+ * (an even share), last-known-good and last-known-good-hold not given
+ * (-1 and 0: config_validate gives them the top level's).
  */
 void	config_forward_defaults(struct config_forward *fw);
 
@@ -342,7 +351,9 @@ int	config_is_default_local_zone(const char *zone);
  * - a local-data owner with a CNAME has no other record, and one CNAME
  *   at most (RFC 2181 §10.1), reported at the later record: `local-data
  *   "NAME": a CNAME and other data (RFC 2181 section 10.1); first at
- *   FILE:LINE`.
+ *   FILE:LINE`;
+ * - a forward block without its own last-known-good or
+ *   last-known-good-hold gets the top level's (never an error).
  * Both strings are rewritten in canonical form, as -t -v prints them
  * ("0660", "127.0.0.1:9153"); out of memory is reported too.
  */

@@ -26,8 +26,11 @@
 #include "clock.h"
 #include "control.h"
 #include "ctlconn.h"
+#include "lkg.h"
+#include "lkgreport.h"
 #include "log.h"
 #include "metrics.h"
+#include "msg.h"
 #include "zone.h"
 
 #define PROMETHEUS_TYPE	"text/plain; version=0.0.4; charset=utf-8"
@@ -429,6 +432,61 @@ get_explain(struct control *c, struct evhttp_request *req)
 }
 
 static void
+get_lkg(struct control *c, struct evhttp_request *req)
+{
+	enum report_format f = format_of(req);
+	struct evbuffer *b;
+
+	if (c->report.lkg == NULL || (b = evbuffer_new()) == NULL) {
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	lkgreport_list(c->report.lkg, clock_now_ms(), f, b);
+	reply(req, HTTP_OK, "OK", content_type(f), b);
+	evbuffer_free(b);
+}
+
+/* An operator's word: ZONE's last known good answers end (lkg.h). */
+static void
+post_lkg_release(struct control *c, struct evhttp_request *req)
+{
+	uint8_t wire[MSG_NAME_MAX];
+	char name[1024];
+	struct evkeyvalq kv;
+	struct evbuffer *b;
+	const char *zone;
+	size_t len;
+	long n;
+
+	if (params(req, &kv) == -1 ||
+	    (zone = evhttp_find_header(&kv, "zone")) == NULL ||
+	    zone_name_to_wire(zone, wire, &len) == -1) {
+		evhttp_clear_headers(&kv);
+		reply_error(req, HTTP_BADREQUEST, "Bad Request",
+		    "usage: /lkg/release?zone=ZONE");
+		return;
+	}
+	evhttp_clear_headers(&kv);
+	/* the zone as forward blocks name it: lower case, absolute */
+	msg_name_to_str(wire, len, name, sizeof(name));
+	if (c->report.lkg == NULL ||
+	    (n = lkg_release(c->report.lkg, name, clock_now_ms())) < 0) {
+		reply_error(req, HTTP_NOTFOUND, "Not Found",
+		    "no last known good state for that zone");
+		return;
+	}
+	if ((b = evbuffer_new()) == NULL) {
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	evbuffer_add_printf(b, format_of(req) == REPORT_TEXT ?
+	    "released %s: %ld held names\n" :
+	    "{\"zone\": \"%s\", \"released\": %ld}\n", name, n);
+	reply(req, HTTP_OK, "OK", content_type(format_of(req)), b);
+	evbuffer_free(b);
+}
+
+static void
 post_flush(struct control *c, struct evhttp_request *req)
 {
 	uint8_t wire[MSG_NAME_MAX];
@@ -688,6 +746,8 @@ static const struct route {
 	{ "/explain", EVHTTP_REQ_GET, get_explain },
 	{ "/cache", EVHTTP_REQ_GET, get_cache },
 	{ "/flush", EVHTTP_REQ_POST, post_flush },
+	{ "/lkg", EVHTTP_REQ_GET, get_lkg },
+	{ "/lkg/release", EVHTTP_REQ_POST, post_lkg_release },
 	{ "/reload", EVHTTP_REQ_POST, post_reload },
 	{ "/forward", EVHTTP_REQ_GET, get_forward },
 	{ "/forward/add", EVHTTP_REQ_POST, post_forward_add },

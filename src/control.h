@@ -12,6 +12,8 @@
  *   POST /forward/add?zone=Z&upstream=A[&upstream=B...][&policy=P]
  *                    [&owner=O][&lifetime=D]   a runtime forward zone
  *   POST /forward/remove?zone=Z[&owner=O] | ?owner=O   runtime zones gone
+ *   GET  /lkg        last known good: held names and zones (lkgreport.h)
+ *   POST /lkg/release?zone=Z   end zone Z's hold (lkg_release)
  * (all but /metrics and /cache as text instead of JSON with ?format=text)
  * and the optional metrics-listen TCP socket, serving GET /metrics only.
  */

@@ -43,6 +43,8 @@ usage(FILE *out, int status)
 	    "  flush [NAME [TYPE]]      drop the cache, or NAME's entries\n"
 	    "  flush-zone ZONE          drop ZONE and every name below it\n"
 	    "  dump                     the cache, one record per line\n"
+	    "  lkg                      last known good: held names and zones\n"
+	    "  lkg release ZONE         end ZONE's hold: its negatives go through\n"
 	    "  reload                   reread the configuration\n"
 	    "  forward list             forward zones: configured, runtime\n"
 	    "  forward add ZONE UPSTREAM... [--policy P] [--owner NAME]\n"
@@ -128,6 +130,7 @@ build(struct request *r, int argc, char **argv, int json,
 		{ "flush", "POST", "/flush", 0, 2, 1 },
 		{ "flush-zone", "POST", "/flush", 1, 1, 1 },
 		{ "dump", "GET", "/cache", 0, 0, 0 },
+		{ "lkg", "GET", "/lkg", 0, 0, 1 },
 		{ "reload", "POST", "/reload", 0, 0, 1 },
 	};
 	size_t i;
@@ -138,6 +141,16 @@ build(struct request *r, int argc, char **argv, int json,
 	}
 	if (o->policy != NULL || o->owner != NULL || o->lifetime != NULL)
 		usage(stderr, EXIT_USAGE);
+	if (strcmp(argv[0], "lkg") == 0 && argc > 1) {
+		if (argc != 3 || strcmp(argv[1], "release") != 0)
+			usage(stderr, EXIT_USAGE);
+		r->method = "POST";
+		snprintf(r->target, sizeof(r->target), "/lkg/release");
+		add_param(r, "zone", argv[2]);
+		if (!json)
+			add_param(r, "format", "text");
+		return;
+	}
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (strcmp(argv[0], cmds[i].name) == 0)
 			break;

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "control.h"
 #include "inflight.h"
+#include "lkg.h"
 #include "listen.h"
 #include "localbuild.h"
 #include "localzone.h"
@@ -677,6 +678,7 @@ start_shared(struct daemon *d)
 
 	cache_limits_of(&d->conf, &lim);
 	if ((d->cache = cache_new(d->conf.cache_size, &lim)) == NULL ||
+	    (d->shared.lkg = lkg_new(LKG_HELD_MAX)) == NULL ||
 	    (d->upstreams = upstream_registry_new(d->conf.upstream_timeout_min,
 	    d->conf.upstream_timeout_max)) == NULL ||
 	    (d->shared.ratelimit = ratelimit_new(d->conf.ratelimit_size)) ==
@@ -758,6 +760,7 @@ start(struct daemon *d)
 	report.workers = d->workers;
 	report.n_workers = d->n_workers;
 	report.cache = d->cache;
+	report.lkg = d->shared.lkg;
 	report.upstreams = d->upstreams;
 	report.start_time = d->start_time;
 	clim.control_clients = d->snap->conf->control_clients;
@@ -831,6 +834,7 @@ stop(struct daemon *d)
 	ratelimit_free(d->shared.ratelimit);
 	upstream_registry_free(d->upstreams);
 	cache_free(d->cache);
+	lkg_free(d->shared.lkg);
 	listen_close(&d->listeners);
 	if (d->base != NULL)
 		event_base_free(d->base);

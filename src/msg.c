@@ -550,10 +550,20 @@ msg_soa_minimum(const uint8_t *pkt, size_t len, const struct msg_rr *rr)
 	return (long)wire_rd32(pkt + off + 16);
 }
 
+/* Octets of the EXTRA-TEXT of opts's EDE. */
+static size_t
+ede_text_len(const struct msg_reply_opts *opts)
+{
+	if (opts->ede < 0 || opts->ede_text == NULL)
+		return 0;
+	return strnlen(opts->ede_text, MSG_EDE_TEXT_MAX);
+}
+
 static size_t
 opt_len(const struct msg_reply_opts *opts)
 {
-	return MSG_OPT_LEN + (opts->ede >= 0 ? MSG_EDE_OPTION_LEN : 0);
+	return MSG_OPT_LEN + (opts->ede >= 0 ? MSG_EDE_OPTION_LEN : 0) +
+	    ede_text_len(opts);
 }
 
 /* Append our OPT RR at out: payload size, extended rcode, DO, EDE. */
@@ -561,7 +571,8 @@ static size_t
 write_opt(uint8_t *out, const struct msg_query *q, unsigned rcode,
     const struct msg_reply_opts *opts)
 {
-	uint16_t rdlen = opts->ede >= 0 ? MSG_EDE_OPTION_LEN : 0;
+	size_t text = ede_text_len(opts);
+	uint16_t rdlen = opts->ede >= 0 ? MSG_EDE_OPTION_LEN + text : 0;
 
 	out[0] = 0;
 	wire_wr16(out + 1, MSG_TYPE_OPT);
@@ -573,8 +584,10 @@ write_opt(uint8_t *out, const struct msg_query *q, unsigned rcode,
 	wire_wr16(out + 9, rdlen);
 	if (rdlen > 0) {
 		wire_wr16(out + 11, EDE_OPTION_CODE);
-		wire_wr16(out + 13, 2);
+		wire_wr16(out + 13, (uint16_t)(2 + text));
 		wire_wr16(out + 15, (uint16_t)opts->ede);
+		if (text > 0)
+			memcpy(out + 17, opts->ede_text, text);
 	}
 	return MSG_OPT_LEN + rdlen;
 }
@@ -631,7 +644,8 @@ msg_write_answer(const struct msg_template *t, const struct msg_query *q,
     const struct msg_ttl_rule *rule, const struct msg_reply_opts *opts,
     uint8_t *out, size_t cap)
 {
-	size_t len = t->len, olen = q->edns.present ? opt_len(opts) : 0;
+	struct msg_reply_opts plain;
+	size_t len = t->len, olen;
 	size_t question_end = MSG_HEADER_LEN + q->q.qname_len +
 	    MSG_QTYPE_QCLASS_LEN;
 	uint16_t counts[4], flags = wire_rd16(t->wire + 2);
@@ -639,6 +653,13 @@ msg_write_answer(const struct msg_template *t, const struct msg_query *q,
 
 	if (cap < MSG_ERROR_MAX_LEN)
 		return 0;
+	/* The shortest form must still fit cap: else no text. */
+	if (cap < MSG_ERROR_MAX_LEN + ede_text_len(opts)) {
+		plain = *opts;
+		plain.ede_text = NULL;
+		opts = &plain;
+	}
+	olen = q->edns.present ? opt_len(opts) : 0;
 	counts[0] = 0;
 	counts[MSG_SECTION_ANSWER] = wire_rd16(t->wire + 6);
 	counts[MSG_SECTION_AUTHORITY] = wire_rd16(t->wire + 8);
@@ -678,6 +699,7 @@ size_t
 msg_write_error(const struct msg_query *q, unsigned rcode,
     const struct msg_reply_opts *opts, uint8_t *out, size_t cap)
 {
+	struct msg_reply_opts plain = *opts;
 	uint16_t counts[4] = { 0, 0, 0, 0 };
 	size_t len = MSG_HEADER_LEN;
 	uint16_t qd = 0;
@@ -691,7 +713,8 @@ msg_write_error(const struct msg_query *q, unsigned rcode,
 		qd = 1;
 	}
 	if (q->edns.present || rcode > 0xf) {
-		len += write_opt(out + len, q, rcode, opts);
+		plain.ede_text = NULL;
+		len += write_opt(out + len, q, rcode, &plain);
 		counts[MSG_SECTION_ADDITIONAL] = 1;
 	}
 	write_counts(out, qd, counts);
@@ -702,7 +725,7 @@ size_t
 msg_write_query(const struct msg_query *q, uint16_t id,
     const uint8_t *qname, uint16_t edns_size, uint8_t *out, size_t cap)
 {
-	struct msg_reply_opts opts = { 0, edns_size, -1 };
+	struct msg_reply_opts opts = { 0, edns_size, -1, NULL };
 	uint16_t counts[4] = { 0, 0, 0, edns_size > 0 };
 	size_t len = MSG_HEADER_LEN;
 

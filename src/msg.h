@@ -277,7 +277,14 @@ struct msg_reply_opts {
 	size_t		limit;		/* max octets: UDP size or MSG_MAX_LEN */
 	uint16_t	edns_size;	/* our payload size for the OPT */
 	int		ede;		/* RFC 8914 info-code, or -1 */
+	const char	*ede_text;	/* its EXTRA-TEXT (RFC 8914 §2), UTF-8,
+					 * at most MSG_EDE_TEXT_MAX octets
+					 * used; NULL: none. Answers only */
 };
+
+/* The most of an EDE EXTRA-TEXT written: within MSG_UDP_MIN even with the
+ * longest question, so that a truncated answer still carries it. */
+#define MSG_EDE_TEXT_MAX	64
 
 /*
  * msg_write_answer: build the answer to client query q from template t
@@ -285,7 +292,8 @@ struct msg_reply_opts {
  * qname case, QR RA and the client's RD CD, AD only when the upstream set
  * it and the client sent DO or AD (RFC 6840 §5.8), each TTL aged by rule
  * (never below 0), and an OPT when the client sent one (RFC 6891 §7),
- * with an EDE option if opts->ede >= 0 (RFC 8914). If the answer exceeds
+ * with an EDE option if opts->ede >= 0 (RFC 8914), its EXTRA-TEXT
+ * opts->ede_text if there is room for it in cap. If the answer exceeds
  * opts->limit (at least MSG_UDP_MIN) or cap, the additional section is
  * dropped (RFC 2181 §9: no TC for that); over TCP (limit MSG_MAX_LEN) the
  * OPT goes next; if it still does not fit, only header, question and OPT
@@ -303,7 +311,8 @@ size_t	msg_write_answer(const struct msg_template *t,
  * extended, e.g. BADVERS, RFC 6891 §6.1.3) and no records into out (room
  * for cap octets): the client's ID, QR RA and the client's RD CD, the
  * question if it parsed (q->q.qname_len > 0), and an OPT if the client
- * sent one or the rcode is extended, with an EDE option if opts->ede >= 0.
+ * sent one or the rcode is extended, with an EDE option if opts->ede >= 0
+ * (never an EXTRA-TEXT).
  * Returns the length written, at most MSG_ERROR_MAX_LEN, or 0 if cap is
  * below MSG_ERROR_MAX_LEN.
  */

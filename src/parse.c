@@ -140,6 +140,9 @@ const struct directive parse_top[] = {
 	    stale_refresh_interval, 1, VALUE_HOUR),
 	PARSE_BOOL("prefetch", prefetch),
 	PARSE_BOOL("srv-prefetch-targets", srv_prefetch_targets),
+	PARSE_BOOL("last-known-good", last_known_good),
+	PARSE_NUM("last-known-good-hold", DIRECTIVE_DURATION, VALUE_UNIT_S,
+	    last_known_good_hold, 1, VALUE_DAY),
 	PARSE_STR("control", control),
 	PARSE_STR("control-mode", control_mode_str),
 	PARSE_STR("control-group", control_group),
@@ -191,6 +194,13 @@ const struct directive parse_forward_block[] = {
 	{ .name = "tls-ca", .kind = DIRECTIVE_SPECIAL,
 	  .handler = parsenet_tls_ca },
 	PARSE_SPECIAL("tls-pin", parsenet_tls_pin),
+	{ .name = "last-known-good", .kind = DIRECTIVE_ENUM,
+	  PARSE_FIELD(struct config_forward, last_known_good),
+	  .names = parse_bool_names },
+	{ .name = "last-known-good-hold", .kind = DIRECTIVE_DURATION,
+	  .unit = VALUE_UNIT_S,
+	  PARSE_FIELD(struct config_forward, last_known_good_hold),
+	  .min = 1, .max = VALUE_DAY },
 	{ .name = NULL }
 };
 

@@ -8,6 +8,7 @@
 #include "admit.h"
 #include "cache.h"
 #include "clock.h"
+#include "lkg.h"
 #include "localdata.h"
 #include "localzone.h"
 #include "log.h"
@@ -64,6 +65,7 @@ reply_opts(const struct query_ctx *ctx, const struct msg_query *q,
 		o->limit = q->edns.udp_size < ours ? q->edns.udp_size : ours;
 	o->edns_size = ours;
 	o->ede = -1;
+	o->ede_text = NULL;
 }
 
 /* Questions this forwarder will not pass on, and the rcode they get. */
@@ -123,12 +125,15 @@ answer_from_cache(struct query *qr, uint64_t now, enum metrics_source fresh,
 	uint8_t *out = qr->ctx->scratch;
 
 	reply_opts(qr->ctx, &qr->q, qr->client.transport, &opts);
+	opts.ede_text = lkg_text(qr->ctx->lkg, &qr->key);
 	cache_lookup(qr->ctx->cache, &qr->key, &qr->q, &opts, now, out,
 	    sizeof(qr->ctx->scratch), &res);
 	if (state != NULL)
 		*state = res.state;
 	if (res.state != CACHE_FRESH && res.state != CACHE_STALE)
 		return -1;
+	if (res.state == CACHE_STALE && opts.ede_text != NULL)
+		lkg_count_answer(qr->ctx->lkg, &qr->key);
 	query_send(qr, res.state == CACHE_STALE ? METRICS_FROM_STALE : fresh,
 	    out, res.len, now);
 	return 0;
@@ -233,18 +238,21 @@ query_refresh(struct query_ctx *ctx, const struct msg_query *q,
 }
 
 /*
- * Whether the entry that gave res may be refreshed through zone at now:
- * unless its last refresh failed and its failure recheck time (RFC 8767
+ * Whether the entry of key that gave res may be refreshed through zone at
+ * now: not while its question is held by last known good and its
+ * re-check is not due (lkg_may_refresh, which takes the re-check); nor
+ * while its last refresh failed and its failure recheck time (RFC 8767
  * §5, stale-refresh-interval jittered) has not passed; but even then once
  * an upstream of the zone has answered since, for any name (flaky is not
  * down), within that upstream's recovery rate if it was down
  * (upstream_refresh_allowed, which this may spend).
  */
 static int
-may_refresh(const struct cache_result *res, const struct zone *zone,
-    uint64_t now)
+may_refresh(struct query_ctx *ctx, const struct cache_key *key,
+    const struct cache_result *res, const struct zone *zone, uint64_t now)
 {
-	if (zone == NULL)
+	if (zone == NULL || (ctx->lkg != NULL &&
+	    !lkg_may_refresh(ctx->lkg, key, now)))
 		return 0;
 	return !res->refresh_failed || res->may_refresh ||
 	    upstream_refresh_allowed(zone->upstreams, zone->n_upstreams,
@@ -262,7 +270,7 @@ query_prefetch(struct query_ctx *ctx, const struct msg_query *q,
 	if (!ctx->conf->prefetch || !prefetch_may_be_due(res))
 		return;
 	zone = query_zone(ctx, key);
-	if (prefetch_due(res, zone) && may_refresh(res, zone, now))
+	if (prefetch_due(res, zone) && may_refresh(ctx, key, res, zone, now))
 		query_refresh(ctx, q, key, zone, now);
 }
 
@@ -353,7 +361,7 @@ query_stale(struct query_ctx *ctx, const struct msg_query *q,
 	int allowed;
 
 	zone = query_zone(ctx, key);
-	allowed = may_refresh(res, zone, now);
+	allowed = may_refresh(ctx, key, res, zone, now);
 	if (worth_waiting(ctx, key, res, zone, allowed) && query_wait(ctx, q,
 	    key, zone, c, now, ctx->conf->client_timeout) == 0)
 		return QUERY_PENDING;
@@ -484,6 +492,7 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 		source = METRICS_FROM_LOCAL;
 		goto answered;
 	}
+	opts.ede_text = lkg_text(ctx->lkg, &key);
 	cache_lookup(ctx->cache, &key, &q, &opts, now, out, cap, &res);
 	metrics_add(&m->cache_hits, res.state != CACHE_ABSENT);
 	metrics_add(&m->cache_misses, res.state == CACHE_ABSENT);
@@ -496,6 +505,8 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 	case CACHE_STALE:
 		*outlen = res.len;
 		source = METRICS_FROM_STALE;
+		if (opts.ede_text != NULL)
+			lkg_count_answer(ctx->lkg, &key);
 		if (query_stale(ctx, &q, &key, &res, c, now) == QUERY_PENDING)
 			return QUERY_PENDING;
 		goto answered;
@@ -700,6 +711,42 @@ query_route_kept(const struct query_ctx *ctx, const struct fetch_result *res)
 	    cachekey_qtype(res->key));
 }
 
+/*
+ * Last known good (lkg.h), for an answer res of a zone that has it: a
+ * positive one is noted, a negative one (NXDOMAIN, or NODATA: an empty
+ * RRset of any type) held if the rule says so while the cache has a
+ * servable positive answer. Returns 1 if held: nothing is stored, and
+ * the waiters get the cached answer.
+ */
+static int
+lkg_holds(struct query_ctx *ctx, const struct fetch_result *res)
+{
+	const struct config *conf = ctx->conf;
+	struct cache_result cr;
+	uint64_t until = 0;
+	struct zone *zone;
+
+	if (ctx->lkg == NULL || (zone = query_zone(ctx, res->key)) == NULL)
+		return 0;
+	if (!zone->lkg) {
+		lkg_forget(ctx->lkg, res->key, res->now);
+		return 0;
+	}
+	if (res->r->class == MSG_CLASS_ANSWER)
+		lkg_positive(ctx->lkg, zone->name_str, res->key, res->now);
+	if (res->r->class != MSG_CLASS_NXDOMAIN &&
+	    res->r->class != MSG_CLASS_NODATA)
+		return 0;
+	cache_lookup(ctx->cache, res->key, NULL, NULL, res->now, NULL, 0, &cr);
+	if ((cr.state == CACHE_FRESH || cr.state == CACHE_STALE) &&
+	    cr.kind == CACHE_POSITIVE)
+		until = cr.expired_at + (conf->serve_stale ?
+		    (uint64_t)conf->stale_max_age * 1000 : 0);
+	return lkg_negative(ctx->lkg, zone->name_str, zone->lkg_hold, res->key,
+	    res->r->class == MSG_CLASS_NXDOMAIN ? LKG_NXDOMAIN : LKG_NODATA,
+	    until, res->now) == LKG_HOLD;
+}
+
 void
 query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 {
@@ -711,7 +758,9 @@ query_fetch_done(struct fetch *f, const struct fetch_result *res, void *arg)
 	int stored = 0, kept;
 
 	kept = query_route_kept(ctx, res);
-	if (res->outcome == FETCH_ANSWER &&
+	/* An answer from a route no longer taken is no evidence for last
+	 * known good either way: it only answers its waiters. */
+	if (res->outcome == FETCH_ANSWER && !(kept && lkg_holds(ctx, res)) &&
 	    (e = cache_entry_new(ctx->cache, res->r, res->now)) != NULL) {
 		if (res->waiters > 0)
 			cache_entry_set_asked(e);

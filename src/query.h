@@ -23,6 +23,7 @@
 
 struct answering;
 struct admit;
+struct lkg;
 struct localzone_table;
 struct tcpconn;
 
@@ -52,6 +53,8 @@ struct query_ctx {
 	struct localzone_table	*local;		/* referenced: local zones
 						 * and records */
 	struct cache		*cache;		/* borrowed, shared */
+	struct lkg		*lkg;		/* borrowed, shared: last known
+						 * good (lkg.h); NULL: none */
 	uint64_t		*tcp_open;	/* borrowed, shared: client TCP
 						 * connections open in every
 						 * worker, the tcp-clients

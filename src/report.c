@@ -12,6 +12,7 @@
 #include "admit.h"
 #include "clock.h"
 #include "fetch.h"
+#include "lkgreport.h"
 #include "localzone.h"
 #include "report.h"
 #include "reporttls.h"
@@ -435,6 +436,8 @@ report_metrics(const struct report *r, uint64_t stale_entries,
 	report_upstream_stats(r, w);
 	report_upstream_state(r, w);
 	reporttls_metrics(r->upstreams, w);
+	if (r->lkg != NULL)
+		lkgreport_metrics(r->lkg, clock_now_ms(), w);
 }
 
 static const char *
@@ -603,6 +606,23 @@ explain_cache(const struct report *r, const struct msg_query *q,
 	evbuffer_add_printf(out, "}");
 }
 
+/* Whether the answer to q is a last known good one, and why. */
+static void
+explain_lkg(const struct report *r, const struct zone *z,
+    const struct msg_query *q, uint64_t now, enum report_format f,
+    struct evbuffer *out)
+{
+	struct cache_key key;
+
+	if (r->lkg == NULL) {
+		if (f != REPORT_TEXT)
+			evbuffer_add_printf(out, "\"last_known_good\": null");
+		return;
+	}
+	cache_key_make(r->cache, &q->q, 0, 0, &key);
+	lkgreport_explain(r->lkg, z, &key, now, f, out);
+}
+
 /* "file:line", or "?" for a place not known. */
 static void
 place(const char *file, int line, struct evbuffer *out)
@@ -764,6 +784,7 @@ report_explain(const struct report *r, const char *name, uint16_t qtype,
 			return 0;
 		explain_text(z, views, n, out);
 		explain_cache(r, &q, now, f, out);
+		explain_lkg(r, z, &q, now, f, out);
 		return 0;
 	}
 	evbuffer_add_printf(out, "{\"name\": ");
@@ -785,6 +806,8 @@ report_explain(const struct report *r, const char *name, uint16_t qtype,
 	explain_local_json(&local, out);
 	evbuffer_add_printf(out, ", ");
 	explain_cache(r, &q, now, f, out);
+	evbuffer_add_printf(out, ", ");
+	explain_lkg(r, z, &q, now, f, out);
 	evbuffer_add_printf(out, "}\n");
 	return 0;
 }

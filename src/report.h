@@ -12,6 +12,7 @@
 #include "metrics.h"
 
 struct evbuffer;
+struct lkg;
 struct worker;
 
 enum report_format {
@@ -28,6 +29,7 @@ struct report {
 	struct worker	*const *workers;
 	size_t		 n_workers;
 	struct cache	*cache;
+	struct lkg	*lkg;		/* last known good (lkg.h) */
 	struct upstream_registry *upstreams;	/* what /upstreams lists */
 	int64_t		 start_time;	/* Unix seconds */
 };

@@ -190,6 +190,7 @@ worker_init(struct worker *w, struct snapshot *snap)
 
 	apply(w, snap);
 	w->ctx.cache = w->shared->cache;
+	w->ctx.lkg = w->shared->lkg;
 	w->ctx.tcp_open = &w->shared->tcp_open;
 	w->ctx.cache_shared = w->shared->index != NULL;
 	LIST_INIT(&w->ctx.answering);

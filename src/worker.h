@@ -29,6 +29,7 @@ struct worker;
 /* What every worker shares, made by main; all borrowed by the workers. */
 struct worker_shared {
 	struct cache	*cache;
+	struct lkg	*lkg;		/* last known good state */
 	struct ratelimit *ratelimit;	/* configured by main */
 	struct inflight	*index;		/* NULL with one worker */
 	uint64_t	 tcp_open;	/* client TCP connections open in

@@ -76,7 +76,8 @@ zone_upstream(struct upstream_registry *reg, const struct config_forward *fw,
 
 static int
 zone_init(struct zone *z, struct upstream_registry *reg,
-    const struct config_forward *fw, uint32_t share)
+    const struct config *conf, const struct config_forward *fw,
+    uint32_t share)
 {
 	size_t i;
 
@@ -95,6 +96,11 @@ zone_init(struct zone *z, struct upstream_registry *reg,
 	}
 	z->policy = fw->policy;
 	z->max_inflight = fw->max_inflight > 0 ? fw->max_inflight : share;
+	/* Unset (a runtime zone: no config_validate ran): the top level's. */
+	z->lkg = (fw->last_known_good == -1 ? conf->last_known_good :
+	    fw->last_known_good) == 1;
+	z->lkg_hold = (uint64_t)(fw->last_known_good_hold > 0 ?
+	    fw->last_known_good_hold : conf->last_known_good_hold) * 1000;
 	return 0;
 }
 
@@ -155,7 +161,7 @@ zone_table_new(struct upstream_registry *reg, const struct config *conf)
 		goto fail;
 	share = zone_share(conf);
 	for (; t->n_zones < conf->n_forwards; t->n_zones++)
-		if (zone_init(&t->zones[t->n_zones], reg,
+		if (zone_init(&t->zones[t->n_zones], reg, conf,
 		    &conf->forwards[t->n_zones], share) == -1) {
 			t->n_zones++;	/* so that its parts are freed */
 			goto fail;

@@ -23,6 +23,8 @@ struct zone {
 	size_t			 n_upstreams;
 	enum config_policy	 policy;
 	uint32_t		 max_inflight;	/* its budget of fetches */
+	int			 lkg;		/* last-known-good (lkg.h) */
+	uint64_t		 lkg_hold;	/* last-known-good-hold, ms */
 	uint32_t		 inflight;	/* its fetches running now, in
 						 * every worker: zone_spend */
 };

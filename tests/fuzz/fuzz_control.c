@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "control.h"
 #include "fuzzworld.h"
+#include "lkg.h"
 #include "localbuild.h"
 #include "parse.h"
 #include "snapshot.h"
@@ -96,6 +97,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	ck_assert_ptr_nonnull(local = localbuild_table(&conf));
 	ck_assert_ptr_nonnull(snap = snapshot_new(&conf, zones, local));
 	d.sh.cache = d.w.ctx.cache;
+	/* /lkg and /lkg/release reach the same state the workers use */
+	ck_assert_ptr_nonnull(d.sh.lkg = lkg_new(0));
 	d.sh.ratelimit = d.w.rl;
 	ck_assert_ptr_nonnull(d.worker = worker_new(d.w.ctx.base, 0, &d.sh,
 	    snap, NULL, 0));
@@ -108,6 +111,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	r.workers = &d.worker;
 	r.n_workers = 1;
 	r.cache = d.w.ctx.cache;
+	r.lkg = d.sh.lkg;
 	r.upstreams = d.reg;
 	r.start_time = 1700000000;
 	ck_assert_ptr_nonnull(d.control = control_new(d.w.ctx.base, fd, -1,

@@ -291,6 +291,9 @@ controls(void)
 		    "Content-Length: 0\r\n\r\n",
 		"POST /flush?zone=example HTTP/1.1\r\n"
 		    "Content-Length: 0\r\n\r\n",
+		"GET /lkg?format=text HTTP/1.1\r\n\r\nGET /lkg HTTP/1.1\r\n\r\n",
+		"POST /lkg/release?zone=example HTTP/1.1\r\n"
+		    "Content-Length: 0\r\n\r\n",
 		"POST /reload HTTP/1.1\r\nContent-Length: 0\r\n\r\n"
 		    "POST /reload?format=text HTTP/1.1\r\n"
 		    "Content-Length: 0\r\n\r\n",

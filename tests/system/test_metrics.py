@@ -97,6 +97,12 @@ FAMILIES = {
     "dnsdamper_upstream_tls_queries_total": "counter",
     "dnsdamper_upstream_tls_resent_total": "counter",
     "dnsdamper_upstream_tls_failures_total": "counter",
+    "dnsdamper_lkg_answers_total": "counter",
+    "dnsdamper_lkg_zone_held": "gauge",
+    "dnsdamper_lkg_held_names": "gauge",
+    "dnsdamper_lkg_held_zones": "gauge",
+    "dnsdamper_lkg_deletions_total": "counter",
+    "dnsdamper_lkg_overflow_total": "counter",
     "dnsdamper_control_connections": "gauge",
     "dnsdamper_control_refused_total": "counter",
 }

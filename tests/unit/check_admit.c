@@ -260,7 +260,7 @@ START_TEST(test_minimal_any_answer)
 {
 	static const uint8_t rr[21] = { 0xc0, 0x0c, 0, 13, 0, 1,
 	    0, 0, 0x0e, 0x10, 0, 9, 7, 'R', 'F', 'C', '8', '4', '8', '2', 0 };
-	struct msg_reply_opts opts = { 1232, 1232, -1 };
+	struct msg_reply_opts opts = { 1232, 1232, -1, NULL };
 	uint8_t out[MSG_MAX_LEN], empty[MSG_ERROR_MAX_LEN];
 	struct testpkt t;
 	struct msg_query q;
@@ -303,7 +303,7 @@ END_TEST
 /* A slipped answer: NOERROR, TC=1, the question, no records but OPT. */
 START_TEST(test_slip_answer)
 {
-	struct msg_reply_opts opts = { 1232, 1232, -1 };
+	struct msg_reply_opts opts = { 1232, 1232, -1, NULL };
 	uint8_t out[MSG_ERROR_MAX_LEN];
 	struct testpkt t;
 	struct msg_query q;

@@ -62,7 +62,7 @@ store(struct fixture *fx, struct testpkt resp, const char *qname,
 static ldns_pkt *
 lookup(struct fixture *fx, uint64_t now, enum cache_state want)
 {
-	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1, NULL };
 	struct cache_result res;
 
 	cache_lookup(fx->c, &fx->key, &fx->q, &opts, now, out, sizeof(out),
@@ -303,7 +303,7 @@ END_TEST
 static ldns_pkt *
 lookup_stale(struct fixture *fx, uint64_t now, struct cache_result *res)
 {
-	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1, NULL };
 
 	cache_lookup(fx->c, &fx->key, &fx->q, &opts, now, out, sizeof(out),
 	    res);
@@ -357,7 +357,7 @@ END_TEST
 START_TEST(stale_ede)
 {
 	struct cache_limits lim = limits;
-	struct msg_reply_opts opts = { 1232, 1232, -1 };
+	struct msg_reply_opts opts = { 1232, 1232, -1, NULL };
 	struct cache_result res;
 	struct testpkt qp;
 	struct fixture fx;
@@ -491,7 +491,7 @@ END_TEST
 START_TEST(asked_by_clients)
 {
 	static const char *a = "an|t.example. 300 IN A 192.0.2.1";
-	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1, NULL };
 	struct cache_result res;
 	struct msg_response r;
 	struct cache_entry *e;
@@ -542,7 +542,7 @@ END_TEST
 START_TEST(prefetch_failure_marks_fresh)
 {
 	struct cache_limits lim = limits;
-	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1, NULL };
 	struct cache_result res;
 	struct fixture fx;
 
@@ -694,7 +694,7 @@ restored_points_spread(struct cache *c, const struct cache_record *rec,
 START_TEST(walk_and_import)
 {
 	struct cache_limits lim = limits;
-	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1, NULL };
 	struct cache_result res;
 	struct seen_all all;
 	struct cache_record rec;
@@ -788,7 +788,7 @@ import_forged(struct cache *c, struct testpkt resp, const char *qname,
 static void
 look(struct fixture *fx, const char *qname, struct cache_result *res)
 {
-	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1, NULL };
 
 	testpkt_free(&fx->qpkt);
 	fx->qpkt = testpkt_query(qname, LDNS_RR_TYPE_A, LDNS_RD, 0, 0);

@@ -612,6 +612,14 @@ static const struct error_case {
 	  "x.conf:1: stale-answer-ttl: 0 is out of range (1s to 1h)\n" },
 	{ "serve-stale maybe\n",
 	  "x.conf:1: serve-stale: \"maybe\" is not yes or no\n" },
+	{ "last-known-good maybe\n",
+	  "x.conf:1: last-known-good: \"maybe\" is not yes or no\n" },
+	{ "last-known-good-hold 0\n",
+	  "x.conf:1: last-known-good-hold: 0 is out of range (1s to 1d)\n" },
+	{ "forward b { upstream 192.0.2.1\n last-known-good-hold 2d }\n",
+	  "x.conf:2: last-known-good-hold: 2d is out of range (1s to 1d)\n" },
+	{ "forward b { upstream 192.0.2.1\n last-known-good perhaps }\n",
+	  "x.conf:2: last-known-good: \"perhaps\" is not yes or no\n" },
 	{ "control-mode 0999\n",
 	  "x.conf:1: control-mode: \"0999\" is not an octal mode from 0 to "
 	  "0777\n" },
@@ -1284,6 +1292,8 @@ START_TEST(test_print_canonical)
 	    "stale-refresh-interval 30s\n"
 	    "prefetch yes\n"
 	    "srv-prefetch-targets yes\n"
+	    "last-known-good no\n"
+	    "last-known-good-hold 1m\n"
 	    "control /run/dnsdamper/control.sock\n"
 	    "control-mode 0660\n"
 	    "control-group none\n"
@@ -1302,6 +1312,8 @@ START_TEST(test_print_canonical)
 	    "\tupstream 127.0.0.1:8600\n"
 	    "\tpolicy order\n"
 	    "\tmax-inflight 0\n"
+	    "\tlast-known-good no\n"
+	    "\tlast-known-good-hold 1m\n"
 	    "}\n"
 	    "\n"
 	    "forward . {\n"
@@ -1309,6 +1321,8 @@ START_TEST(test_print_canonical)
 	    "\t# from resolv.conf: 192.0.2.1:53 192.0.2.2:53\n"
 	    "\tpolicy order\n"
 	    "\tmax-inflight 0\n"
+	    "\tlast-known-good no\n"
+	    "\tlast-known-good-hold 1m\n"
 	    "}\n");
 	testutil_capture_free(&c);
 	config_free(&conf);
@@ -1440,16 +1454,56 @@ assert_defaults_valid(const struct directive *table, const void *base)
 	}
 }
 
+/*
+ * last-known-good and its hold: a forward block that does not say gets
+ * the top level's, wherever in the file that is given; one that says
+ * keeps its own.
+ */
+START_TEST(test_last_known_good_inherited)
+{
+	struct config conf;
+
+	load_ok("forward svc.example { upstream 192.0.2.1 }\n"
+	    "forward other.example { upstream 192.0.2.1\n"
+	    "  last-known-good no\n  last-known-good-hold 5s }\n"
+	    "forward held.example { upstream 192.0.2.1\n"
+	    "  last-known-good-hold 2m }\n"
+	    "last-known-good yes\n"
+	    "last-known-good-hold 90s\n", &conf);
+	ck_assert_int_eq(conf.last_known_good, 1);
+	ck_assert_uint_eq(conf.last_known_good_hold, 90);
+	ck_assert_uint_eq(conf.n_forwards, 4);
+	ck_assert_int_eq(conf.forwards[0].last_known_good, 1);
+	ck_assert_uint_eq(conf.forwards[0].last_known_good_hold, 90);
+	ck_assert_int_eq(conf.forwards[1].last_known_good, 0);
+	ck_assert_uint_eq(conf.forwards[1].last_known_good_hold, 5);
+	ck_assert_int_eq(conf.forwards[2].last_known_good, 1);
+	ck_assert_uint_eq(conf.forwards[2].last_known_good_hold, 120);
+	/* the implied forward . too */
+	ck_assert_int_eq(conf.forwards[3].last_known_good, 1);
+	config_free(&conf);
+}
+END_TEST
+
 /* The defaults live in config.c, the ranges in parse.c: they agree. */
 START_TEST(test_defaults_in_range)
 {
 	struct config conf;
 	struct config_forward fw;
+	uint32_t hold;
+	int lkg;
 
 	ck_assert_int_eq(config_defaults(&conf), 0);
 	assert_defaults_valid(parse_top, &conf);
+	lkg = conf.last_known_good;
+	hold = conf.last_known_good_hold;
 	config_free(&conf);
 	config_forward_defaults(&fw);
+	/* not given: config_validate gives them the top level's */
+	ck_assert_int_eq(fw.last_known_good, -1);
+	ck_assert_uint_eq(fw.last_known_good_hold, 0);
+	fw.last_known_good = lkg;
+	fw.last_known_good_hold = hold;
 	assert_defaults_valid(parse_forward_block, &fw);
 	config_forward_free(&fw);
 }
@@ -1630,6 +1684,7 @@ config_suite(void)
 	tcase_add_test(tc, test_print_round_trip);
 	tcase_add_test(tc, test_quoted_strings);
 	tcase_add_test(tc, test_defaults_in_range);
+	tcase_add_test(tc, test_last_known_good_inherited);
 	tcase_add_test(tc, test_validate_report);
 	tcase_add_test(tc, test_resolvconf_apply);
 	suite_add_tcase(s, tc);

@@ -76,7 +76,7 @@ static ldns_pkt *
 ask_as(const char *qname, ldns_rr_type qtype, uint16_t edns_size,
     size_t limit, int qclass)
 {
-	struct msg_reply_opts opts = { limit, 1232, -1 };
+	struct msg_reply_opts opts = { limit, 1232, -1, NULL };
 	struct testpkt qp = testpkt_query(qname, qtype, LDNS_RD, edns_size, 0);
 	struct msg_query q;
 	uint8_t folded[MSG_NAME_MAX];

@@ -394,7 +394,7 @@ START_TEST(answer_ttl_case_and_opt)
 	    "ar|ns.example. 100 IN A 192.0.2.53", NULL);
 	struct testpkt qp = testpkt_query("WwW.ExAmPlE.", LDNS_RR_TYPE_A,
 	    LDNS_RD, 1232, 1);
-	struct msg_reply_opts opts = { 1232, 1232, -1 };
+	struct msg_reply_opts opts = { 1232, 1232, -1, NULL };
 	struct msg_ttl_rule rule = { 120, 0 };
 	uint16_t offsets[4];
 	struct msg_response r;
@@ -428,6 +428,15 @@ START_TEST(answer_ttl_case_and_opt)
 	ldns_pkt_free(p);
 	/* OPT: 11 octets + EDE option 4 + info-code 2, info-code 3. */
 	ck_assert_mem_eq(out + len - 6, "\0\17\0\2\0\3", 6);
+	/* RFC 8914 §2: EXTRA-TEXT after the info-code, in the option's
+	 * length (2 + 4 octets), not NUL-terminated; OPT rdlength 4 + 6. */
+	opts.ede_text = "held";
+	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
+	ck_assert_mem_eq(out + len - 12, "\0\12\0\17\0\6\0\3held", 12);
+	/* with no room for the text in the shortest form, none */
+	len = msg_write_answer(&t, &q, &rule, &opts, out, MSG_ERROR_MAX_LEN);
+	ck_assert_mem_eq(out + len - 6, "\0\17\0\2\0\3", 6);
+	opts.ede_text = NULL;
 	msg_response_free(&r);
 	testpkt_free(&resp);
 	testpkt_free(&qp);
@@ -437,7 +446,7 @@ END_TEST
 START_TEST(answer_truncation)
 {
 	struct testpkt resp, qp;
-	struct msg_reply_opts opts = { MSG_UDP_MIN, 1232, -1 };
+	struct msg_reply_opts opts = { MSG_UDP_MIN, 1232, -1, NULL };
 	struct msg_ttl_rule rule = { 0, 0 };
 	uint16_t offsets[64];
 	struct msg_response r;
@@ -499,7 +508,7 @@ START_TEST(answer_ad_bit)
 	    LDNS_RD, 0, 0);
 	struct testpkt dnssec = testpkt_query("www.example.", LDNS_RR_TYPE_A,
 	    LDNS_RD, 1232, 1);
-	struct msg_reply_opts opts = { 1232, 1232, -1 };
+	struct msg_reply_opts opts = { 1232, 1232, -1, NULL };
 	struct msg_ttl_rule rule = { 0, 0 };
 	uint16_t offsets[2];
 	struct msg_response r;
@@ -529,7 +538,7 @@ START_TEST(error_replies)
 {
 	struct testpkt qp = testpkt_query("www.example.", LDNS_RR_TYPE_A,
 	    LDNS_RD, 1232, 0);
-	struct msg_reply_opts opts = { 1232, 1232, -1 };
+	struct msg_reply_opts opts = { 1232, 1232, -1, NULL };
 	struct msg_query q;
 	ldns_pkt *p;
 	size_t len;
@@ -568,7 +577,7 @@ longest_name(char *buf)
 
 START_TEST(buffer_sizes)
 {
-	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, MSG_EDE_STALE };
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, MSG_EDE_STALE, NULL };
 	struct msg_ttl_rule rule = { 0, 0 };
 	uint16_t offsets[4];
 	struct testpkt qp, resp;
