@@ -180,6 +180,13 @@ const struct directive parse_forward_block[] = {
 	{ .name = "max-inflight", .kind = DIRECTIVE_NUMBER,
 	  PARSE_FIELD(struct config_forward, max_inflight),
 	  .min = 0, .max = 1000000 },
+	{ .name = "last-known-good", .kind = DIRECTIVE_ENUM,
+	  PARSE_FIELD(struct config_forward, last_known_good),
+	  .names = parse_bool_names },
+	{ .name = "last-known-good-hold", .kind = DIRECTIVE_DURATION,
+	  .unit = VALUE_UNIT_S,
+	  PARSE_FIELD(struct config_forward, last_known_good_hold),
+	  .min = 1, .max = VALUE_DAY },
 	{ .name = "tls-auth", .kind = DIRECTIVE_ENUM,
 	  PARSE_FIELD(struct config_forward, tls_auth),
 	  .names = config_tls_auth_names },
@@ -194,13 +201,6 @@ const struct directive parse_forward_block[] = {
 	{ .name = "tls-ca", .kind = DIRECTIVE_SPECIAL,
 	  .handler = parsenet_tls_ca },
 	PARSE_SPECIAL("tls-pin", parsenet_tls_pin),
-	{ .name = "last-known-good", .kind = DIRECTIVE_ENUM,
-	  PARSE_FIELD(struct config_forward, last_known_good),
-	  .names = parse_bool_names },
-	{ .name = "last-known-good-hold", .kind = DIRECTIVE_DURATION,
-	  .unit = VALUE_UNIT_S,
-	  PARSE_FIELD(struct config_forward, last_known_good_hold),
-	  .min = 1, .max = VALUE_DAY },
 	{ .name = NULL }
 };
 

@@ -944,6 +944,8 @@ START_TEST(test_forward_tls)
 	    "tls://[2001:db8::1]:8853\n"
 	    "\tpolicy order\n"
 	    "\tmax-inflight 0\n"
+	    "\tlast-known-good no\n"
+	    "\tlast-known-good-hold 1m\n"
 	    "\ttls-auth strict\n"
 	    "\ttls-max-inflight 8\n"
 	    "\ttls-idle-timeout 5s\n"
