@@ -9,6 +9,7 @@
 
 #include "attempt.h"
 #include "csprng.h"
+#include "dnstap.h"
 #include "log.h"
 
 enum match {
@@ -23,6 +24,13 @@ static void attempt_error(void *, const char *, uint64_t);
 static const struct transport_conn_cb conn_cb = {
 	attempt_response, attempt_error
 };
+
+/* a's dnstap output, or NULL: a hook's one check when it is off. */
+static inline struct dnstap_worker *
+tap_of(const struct attempt *a)
+{
+	return a->aq->tap != NULL ? *a->aq->tap : NULL;
+}
 
 /* How question rq, read from a response, matches a's. */
 static enum match
@@ -138,6 +146,9 @@ attempt_resend(struct attempt *a, uint64_t now)
 
 	metrics_add_shared(&a->st->queries, 1);
 	a->sent = now;
+	if (tap_of(a) != NULL)
+		dnstap_forwarder_query(tap_of(a), &a->up->addr, a->tcp, a->wire,
+		    a->wire_len);
 	if ((a->conn = t->ops->open(t->env, a->tcp ? TRANSPORT_TCP :
 	    TRANSPORT_UDP, &a->up->addr, a->wire, a->wire_len, &conn_cb,
 	    a)) == NULL) {
@@ -255,6 +266,10 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 	const char *why;
 	uint16_t id;
 
+	/* Whatever it is: what came from the upstream's address. */
+	if (tap_of(a) != NULL)
+		dnstap_forwarder_response(tap_of(a), &a->up->addr, a->tcp, pkt,
+		    len, a->sent, now);
 	if (!a->tcp && len > (a->edns ? a->aq->edns_size : MSG_UDP_MIN)) {
 		refuse(a, &counts->oversized, "a response larger than our "
 		    "payload size", now);
@@ -342,6 +357,9 @@ attempt_send(struct attempt *a, uint64_t now)
 	a->sent = now;
 	a->rto = upstream_rto(a->up);
 	metrics_add_shared(&a->st->queries, 1);
+	if (tap_of(a) != NULL)
+		dnstap_forwarder_query(tap_of(a), &a->up->addr, 0, a->wire,
+		    a->wire_len);
 	if ((a->conn = t->ops->open(t->env, TRANSPORT_UDP, &a->up->addr,
 	    a->wire, a->wire_len, &conn_cb, a)) == NULL) {
 		send_failed(a, now);

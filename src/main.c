@@ -29,6 +29,7 @@
 #include "priv.h"
 #include "ratelimit.h"
 #include "report.h"
+#include "dnstap.h"
 #include "snapshot.h"
 #include "systemd.h"
 #include "upstream.h"
@@ -328,6 +329,9 @@ load_snapshot(struct daemon *d, struct evbuffer *errors)
 	}
 	if ((snap = snapshot_new(&conf, zones, local)) == NULL)
 		log_err("reload");
+	else
+		/* A new output: a file is opened anew (rotation). */
+		snapshot_set_tap(snap, dnstap_new(snap->conf, d->n_workers));
 	return snap;
 }
 
@@ -647,6 +651,7 @@ start_shared(struct daemon *d)
 		log_err("start-up");
 		return -1;
 	}
+	snapshot_set_tap(d->snap, dnstap_new(d->snap->conf, d->n_workers));
 	if (d->n_workers > 1)
 		upstream_registry_share(d->upstreams);
 	d->shared.cache = d->cache;

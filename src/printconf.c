@@ -9,6 +9,7 @@
 #include "directive.h"
 #include "lex.h"
 #include "parse.h"
+#include "parselog.h"
 #include "printconf.h"
 
 /* The table-driven directives of table set in base, one per line. */
@@ -129,6 +130,7 @@ printconf_write(const struct config *conf, FILE *stream)
 	size_t i;
 
 	printconf_scalars(parse_top, conf, "", stream);
+	parselog_print(conf, stream);
 	printconf_nets("allow", &conf->allow.acl, stream);
 	printconf_nets("exempt-clients", &conf->exempt_clients.acl, stream);
 	for (i = 0; i < conf->n_listen; i++)

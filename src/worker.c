@@ -10,6 +10,7 @@
 
 #include "admit.h"
 #include "clock.h"
+#include "dnstap.h"
 #include "listen.h"
 #include "log.h"
 #include "mailbox.h"
@@ -92,9 +93,12 @@ apply(struct worker *w, struct snapshot *snap)
 	w->ctx.conf = snap->conf;
 	w->ctx.zones = snap->zones;
 	w->ctx.local = snap->local;
+	w->ctx.observe.tap = dnstap_worker(snap->tap, w->id);
 	fetch_settings_of(snap->conf, &s);
-	if (w->ctx.fetches != NULL)
+	if (w->ctx.fetches != NULL) {
 		fetch_ctx_configure(w->ctx.fetches, &s);
+		fetch_ctx_tap(w->ctx.fetches, w->ctx.observe.tap);
+	}
 	snapshot_unref(old);
 }
 
@@ -202,6 +206,7 @@ worker_init(struct worker *w, struct snapshot *snap)
 	    (w->tick = event_new(w->ctx.base, -1, EV_PERSIST, tick_cb,
 	    w)) == NULL || event_add(w->tick, &second) == -1)
 		return -1;
+	fetch_ctx_tap(w->ctx.fetches, w->ctx.observe.tap);
 	w->heartbeat = clock_now_ms();
 	if (w->shared->index != NULL) {
 		fetch_ctx_share(w->ctx.fetches, w->shared->index, w->id);
