@@ -36,7 +36,10 @@ usage(FILE *out, int status)
 	    "  flush [NAME [TYPE]]      drop the cache, or NAME's entries\n"
 	    "  flush-zone ZONE          drop ZONE and every name below it\n"
 	    "  dump                     the cache, one record per line\n"
-	    "  reload                   reread the configuration\n");
+	    "  reload                   reread the configuration\n"
+	    "  monitor [--name SUFFIX] [--client ADDR] [--rcode RCODE]\n"
+	    "                           answered queries as they happen, one\n"
+	    "                           JSON line each, until interrupted\n");
 	exit(status);
 }
 
@@ -60,8 +63,16 @@ add_param(struct request *r, const char *key, const char *value)
 	r->target[n] = '\0';
 }
 
+/* monitor's filters, each NULL unless given. */
+struct filters {
+	const char	*name;
+	const char	*client;
+	const char	*rcode;
+};
+
 static void
-build(struct request *r, int argc, char **argv, int json)
+build(struct request *r, int argc, char **argv, int json,
+    const struct filters *f)
 {
 	static const struct {
 		const char	*name;
@@ -78,6 +89,7 @@ build(struct request *r, int argc, char **argv, int json)
 		{ "flush-zone", "POST", "/flush", 1, 1, 1 },
 		{ "dump", "GET", "/cache", 0, 0, 0 },
 		{ "reload", "POST", "/reload", 0, 0, 1 },
+		{ "monitor", "GET", "/monitor", 0, 0, 0 },
 	};
 	size_t i;
 
@@ -88,7 +100,11 @@ build(struct request *r, int argc, char **argv, int json)
 	    argc - 1 < cmds[i].min || argc - 1 > cmds[i].max)
 		usage(stderr, EXIT_USAGE);
 	r->method = cmds[i].method;
-	r->stream = strcmp(cmds[i].name, "dump") == 0;
+	r->stream = strcmp(cmds[i].name, "dump") == 0 ||
+	    strcmp(cmds[i].name, "monitor") == 0;
+	if ((f->name != NULL || f->client != NULL || f->rcode != NULL) &&
+	    strcmp(cmds[i].name, "monitor") != 0)
+		usage(stderr, EXIT_USAGE);
 	snprintf(r->target, sizeof(r->target), "%s", cmds[i].path);
 	if (argc > 1)
 		add_param(r, strcmp(cmds[i].name, "flush-zone") == 0 ?
@@ -97,6 +113,12 @@ build(struct request *r, int argc, char **argv, int json)
 		add_param(r, "type", argv[2]);
 	if (cmds[i].text && !json)
 		add_param(r, "format", "text");
+	if (f->name != NULL)
+		add_param(r, "name", f->name);
+	if (f->client != NULL)
+		add_param(r, "client", f->client);
+	if (f->rcode != NULL)
+		add_param(r, "rcode", f->rcode);
 }
 
 static int
@@ -269,8 +291,12 @@ main(int argc, char *argv[])
 		{ "json", no_argument, NULL, 'j' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "client", required_argument, NULL, 'C' },
+		{ "rcode", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct filters f = { NULL, NULL, NULL };
 	const char *path = DEFAULT_SOCKET;
 	struct request r;
 	int ch, json = 0;
@@ -285,6 +311,15 @@ main(int argc, char *argv[])
 		case 's':
 			path = optarg;
 			break;
+		case 'N':
+			f.name = optarg;
+			break;
+		case 'C':
+			f.client = optarg;
+			break;
+		case 'R':
+			f.rcode = optarg;
+			break;
 		default:
 			usage(stderr, EXIT_USAGE);
 		}
@@ -292,6 +327,6 @@ main(int argc, char *argv[])
 	if (optind >= argc)
 		usage(stderr, EXIT_USAGE);
 	memset(&r, 0, sizeof(r));
-	build(&r, argc - optind, argv + optind, json);
+	build(&r, argc - optind, argv + optind, json, &f);
 	return exchange(path, &r);
 }

@@ -30,6 +30,7 @@
 #include "ratelimit.h"
 #include "report.h"
 #include "dnstap.h"
+#include "monitor.h"
 #include "snapshot.h"
 #include "systemd.h"
 #include "upstream.h"
@@ -696,7 +697,8 @@ start(struct daemon *d)
 	d->n_workers = threads_of(&d->conf);
 	if (open_privileged(d, &u) == -1 || start_shared(d) == -1)
 		return -1;
-	if ((d->base = event_base_new()) == NULL) {
+	if ((d->base = event_base_new()) == NULL ||
+	    (d->shared.monitor = monitor_new(d->base)) == NULL) {
 		log_err("start-up");
 		return -1;
 	}
@@ -710,6 +712,7 @@ start(struct daemon *d)
 	report.cache = d->cache;
 	report.upstreams = d->upstreams;
 	report.start_time = d->start_time;
+	report.monitor = d->shared.monitor;
 	clim.control_clients = d->snap->conf->control_clients;
 	clim.metrics_clients = d->snap->conf->metrics_clients;
 	if ((d->control_fd != -1 || d->metrics_fd != -1) &&
@@ -757,6 +760,8 @@ stop(struct daemon *d)
 	for (i = 0; d->workers != NULL && i < d->n_workers; i++)
 		worker_free(d->workers[i]);
 	free(d->workers);
+	/* No worker posts, no watcher is left (control_free closed them). */
+	monitor_free(d->shared.monitor);
 	/* Only a cache that served replaces the file of the last run. */
 	if (d->started && d->cache_file != NULL &&
 	    (n = cachefile_write(d->cache, d->snap->zones, d->cache_file,

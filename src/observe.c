@@ -2,6 +2,7 @@
 #include "autoconf.h"
 
 #include "dnstap.h"
+#include "monitor.h"
 #include "msg.h"
 #include "observe.h"
 
@@ -47,6 +48,8 @@ observe_answer(const struct observe *o, const struct addr *client, int tcp,
 	qi.now = now;
 	if (o->tap != NULL)
 		dnstap_client_response(o->tap, &qi);
+	if (observe_watched(o))
+		monitor_post(o->monitor, &qi);
 }
 
 void

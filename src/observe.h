@@ -15,17 +15,29 @@
 #include "queryinfo.h"
 
 struct dnstap_worker;
+struct monitor;
 
 /* A worker's outputs; each NULL (or off) when not configured. */
 struct observe {
 	struct dnstap_worker	*tap;		/* its snapshot's, or NULL */
+	struct monitor		*monitor;	/* main's, or NULL */
+	const unsigned		*watching;	/* its watchers (atomic), or
+						 * NULL */
 };
+
+/* observe_watched: 1 if someone watches the monitor of o, else 0. */
+static inline int
+observe_watched(const struct observe *o)
+{
+	return o->watching != NULL &&
+	    __atomic_load_n(o->watching, __ATOMIC_RELAXED) != 0;
+}
 
 /* observe_wanted: 1 if anything wants the queries of o, else 0. */
 static inline int
 observe_wanted(const struct observe *o)
 {
-	return o->tap != NULL;
+	return o->tap != NULL || observe_watched(o);
 }
 
 /*

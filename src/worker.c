@@ -14,6 +14,7 @@
 #include "listen.h"
 #include "log.h"
 #include "mailbox.h"
+#include "monitor.h"
 #include "query.h"
 #include "tcpconn.h"
 #include "udp.h"
@@ -196,6 +197,8 @@ worker_init(struct worker *w, struct snapshot *snap)
 	w->ctx.cache = w->shared->cache;
 	w->ctx.tcp_open = &w->shared->tcp_open;
 	w->ctx.cache_shared = w->shared->index != NULL;
+	if ((w->ctx.observe.monitor = w->shared->monitor) != NULL)
+		w->ctx.observe.watching = monitor_watching(w->shared->monitor);
 	LIST_INIT(&w->ctx.answering);
 	TAILQ_INIT(&w->ctx.tcp_conns);
 	fetch_settings_of(snap->conf, &s);
