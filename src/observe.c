@@ -30,7 +30,7 @@ observe_source(enum metrics_source s, unsigned rcode)
 }
 
 void
-observe_answer(const struct observe *o, const struct addr *client, int tcp,
+observe_answer(struct observe *o, const struct addr *client, int tcp,
     const struct msg_query *q, const uint8_t *buf, size_t len,
     enum metrics_source source, const char *upstream, uint64_t arrived,
     uint64_t now)
@@ -50,6 +50,8 @@ observe_answer(const struct observe *o, const struct addr *client, int tcp,
 		dnstap_client_response(o->tap, &qi);
 	if (observe_watched(o))
 		monitor_post(o->monitor, &qi);
+	if (querylog_on(&o->log))
+		querylog_answer(&o->log, &qi);
 }
 
 void

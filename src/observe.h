@@ -13,6 +13,7 @@
 
 #include "metrics.h"
 #include "queryinfo.h"
+#include "querylog.h"
 
 struct dnstap_worker;
 struct monitor;
@@ -23,6 +24,8 @@ struct observe {
 	struct monitor		*monitor;	/* main's, or NULL */
 	const unsigned		*watching;	/* its watchers (atomic), or
 						 * NULL */
+	struct querylog		 log;		/* log-queries, the worker's
+						 * sampling */
 };
 
 /* observe_watched: 1 if someone watches the monitor of o, else 0. */
@@ -37,7 +40,7 @@ observe_watched(const struct observe *o)
 static inline int
 observe_wanted(const struct observe *o)
 {
-	return o->tap != NULL || observe_watched(o);
+	return o->tap != NULL || observe_watched(o) || querylog_on(&o->log);
 }
 
 /*
@@ -47,7 +50,7 @@ observe_wanted(const struct observe *o)
  * answered, or NULL), for a query that arrived at arrived, sent now (ms,
  * monotonic). Everything borrowed for the call.
  */
-void	observe_answer(const struct observe *o, const struct addr *client,
+void	observe_answer(struct observe *o, const struct addr *client,
 	    int tcp, const struct msg_query *q, const uint8_t *buf,
 	    size_t len, enum metrics_source source, const char *upstream,
 	    uint64_t arrived, uint64_t now);

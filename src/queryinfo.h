@@ -55,7 +55,8 @@ const char *queryinfo_source_name(enum queryinfo_source s);
 
 /*
  * queryinfo_json: qi as one JSON object without a newline into buf (cap
- * octets, at least QUERYINFO_JSON_MAX), e.g.
+ * octets, at least 512; QUERYINFO_JSON_MAX holds any answer's first
+ * records), e.g.
  * {"time":"2026-12-07T23:01:02.345Z","client":"127.0.0.1","port":41234,
  *  "protocol":"udp","name":"www.example.","type":"A","class":"IN",
  *  "rcode":"NOERROR","answer":["www.example. 300 IN A 192.0.2.1"],

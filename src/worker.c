@@ -70,6 +70,7 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	__atomic_store_n(&w->heartbeat, now, __ATOMIC_RELAXED);
+	querylog_tick();
 	fetch_probe_down(w->ctx.fetches, w->ctx.zones, now);
 }
 
@@ -95,6 +96,8 @@ apply(struct worker *w, struct snapshot *snap)
 	w->ctx.zones = snap->zones;
 	w->ctx.local = snap->local;
 	w->ctx.observe.tap = dnstap_worker(snap->tap, w->id);
+	querylog_configure(&w->ctx.observe.log, snap->conf->log_queries_num,
+	    snap->conf->log_queries_den);
 	fetch_settings_of(snap->conf, &s);
 	if (w->ctx.fetches != NULL) {
 		fetch_ctx_configure(w->ctx.fetches, &s);
