@@ -195,63 +195,79 @@ tap_send(struct dnstap_worker *w, Dnstap__Message *m, const char *extra)
 	    0);
 }
 
-void
-dnstap_client_query(struct dnstap_worker *w, const struct addr *client,
-    int tcp, const uint8_t *pkt, size_t len)
+/*
+ * A query message of type (its bit in w->messages): msg (len octets),
+ * sent or received now, between us and a (the initiator: a client; or
+ * the responder: an upstream).
+ */
+static void
+tap_query(struct dnstap_worker *w, Dnstap__Message__Type type, unsigned bit,
+    const struct addr *a, int initiator, int tcp, const uint8_t *msg,
+    size_t len)
 {
 	Dnstap__Message m = DNSTAP__MESSAGE__INIT;
 	struct timespec now;
 	struct tap_end e;
 
-	if (!(w->messages & CONFIG_DNSTAP_CLIENT_QUERY))
+	if (!(w->messages & bit))
 		return;
 	clock_gettime(CLOCK_REALTIME, &now);
-	m.type = DNSTAP__MESSAGE__TYPE__CLIENT_QUERY;
-	end_of(client, &e);
-	set_transport(&m, tcp, &e, 1);
-	set_query(&m, pkt, len, &now, 0);
+	m.type = type;
+	end_of(a, &e);
+	set_transport(&m, tcp, &e, initiator);
+	set_query(&m, msg, len, &now, 0);
 	tap_send(w, &m, NULL);
+}
+
+/* A response message, as tap_query, to a query ago_ms earlier; extra
+ * annotates it, or NULL. */
+static void
+tap_response(struct dnstap_worker *w, Dnstap__Message__Type type,
+    const struct addr *a, int initiator, int tcp, const uint8_t *msg,
+    size_t len, uint64_t ago_ms, const char *extra)
+{
+	Dnstap__Message m = DNSTAP__MESSAGE__INIT;
+	struct timespec now;
+	struct tap_end e;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	m.type = type;
+	end_of(a, &e);
+	set_transport(&m, tcp, &e, initiator);
+	set_query(&m, NULL, 0, &now, ago_ms);
+	set_response(&m, msg, len, &now);
+	tap_send(w, &m, extra);
+}
+
+void
+dnstap_client_query(struct dnstap_worker *w, const struct addr *client,
+    int tcp, const uint8_t *pkt, size_t len)
+{
+	tap_query(w, DNSTAP__MESSAGE__TYPE__CLIENT_QUERY,
+	    CONFIG_DNSTAP_CLIENT_QUERY, client, 1, tcp, pkt, len);
 }
 
 void
 dnstap_client_response(struct dnstap_worker *w, const struct queryinfo *qi)
 {
-	Dnstap__Message m = DNSTAP__MESSAGE__INIT;
-	struct timespec now;
-	struct tap_end e;
 	char extra[256];
 
 	if (!(w->messages & CONFIG_DNSTAP_CLIENT_RESPONSE))
 		return;
-	clock_gettime(CLOCK_REALTIME, &now);
-	m.type = DNSTAP__MESSAGE__TYPE__CLIENT_RESPONSE;
-	end_of(qi->client, &e);
-	set_transport(&m, qi->tcp, &e, 1);
-	set_query(&m, NULL, 0, &now, qi->now > qi->arrived ?
-	    qi->now - qi->arrived : 0);
-	set_response(&m, qi->answer, qi->answer_len, &now);
 	snprintf(extra, sizeof(extra), "source=%s%s%s",
 	    queryinfo_source_name(qi->source), qi->upstream != NULL ? " " : "",
 	    qi->upstream != NULL ? qi->upstream : "");
-	tap_send(w, &m, extra);
+	tap_response(w, DNSTAP__MESSAGE__TYPE__CLIENT_RESPONSE, qi->client, 1,
+	    qi->tcp, qi->answer, qi->answer_len, qi->now > qi->arrived ?
+	    qi->now - qi->arrived : 0, extra);
 }
 
 void
 dnstap_forwarder_query(struct dnstap_worker *w, const struct addr *upstream,
     int tcp, const uint8_t *msg, size_t len)
 {
-	Dnstap__Message m = DNSTAP__MESSAGE__INIT;
-	struct timespec now;
-	struct tap_end e;
-
-	if (!(w->messages & CONFIG_DNSTAP_FORWARDER_QUERY))
-		return;
-	clock_gettime(CLOCK_REALTIME, &now);
-	m.type = DNSTAP__MESSAGE__TYPE__FORWARDER_QUERY;
-	end_of(upstream, &e);
-	set_transport(&m, tcp, &e, 0);
-	set_query(&m, msg, len, &now, 0);
-	tap_send(w, &m, NULL);
+	tap_query(w, DNSTAP__MESSAGE__TYPE__FORWARDER_QUERY,
+	    CONFIG_DNSTAP_FORWARDER_QUERY, upstream, 0, tcp, msg, len);
 }
 
 void
@@ -259,17 +275,8 @@ dnstap_forwarder_response(struct dnstap_worker *w,
     const struct addr *upstream, int tcp, const uint8_t *resp, size_t rlen,
     uint64_t sent, uint64_t now_ms)
 {
-	Dnstap__Message m = DNSTAP__MESSAGE__INIT;
-	struct timespec now;
-	struct tap_end e;
-
 	if (!(w->messages & CONFIG_DNSTAP_FORWARDER_RESPONSE))
 		return;
-	clock_gettime(CLOCK_REALTIME, &now);
-	m.type = DNSTAP__MESSAGE__TYPE__FORWARDER_RESPONSE;
-	end_of(upstream, &e);
-	set_transport(&m, tcp, &e, 0);
-	set_query(&m, NULL, 0, &now, now_ms > sent ? now_ms - sent : 0);
-	set_response(&m, resp, rlen, &now);
-	tap_send(w, &m, NULL);
+	tap_response(w, DNSTAP__MESSAGE__TYPE__FORWARDER_RESPONSE, upstream,
+	    0, tcp, resp, rlen, now_ms > sent ? now_ms - sent : 0, NULL);
 }
