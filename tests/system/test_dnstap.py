@@ -254,3 +254,60 @@ def test_off_costs_no_message(dd):
         {"192.0.2.80"}
     assert dd.control().metrics().value(
         "dnsdamper_dnstap_dropped_total") == 0
+
+
+def _control_frame(ftype, content_type=None):
+    """A Frame Streams control frame: the escape (a length of 0), the
+    control frame's length, its type, and a content-type field (type 1,
+    length, octets)."""
+    body = ftype.to_bytes(4, "big")
+    if content_type is not None:
+        body += (1).to_bytes(4, "big") + \
+            len(content_type).to_bytes(4, "big") + content_type
+    return b"\0\0\0\0" + len(body).to_bytes(4, "big") + body
+
+
+@pytest.mark.timeout_s(90)
+def test_collector_that_never_reads(tmp_path, dnsdamper, bind):
+    """A collector that accepts (READY answered with ACCEPT, Frame
+    Streams' handshake) and then never reads: every client query is
+    still answered, and once the socket's buffers and the worker's queue
+    are full, messages are dropped and counted instead of waited for."""
+    sock = tmp_path / "stuck.sock"
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(str(sock))
+    srv.listen(4)
+    srv.settimeout(10.0)
+    d = dnsdamper([Forward(".", [bind])], extra=[f"dnstap {sock}"])
+    conn, _ = srv.accept()
+    conn.settimeout(10.0)
+    # READY: escape, length, type 4 and its content type; answer ACCEPT
+    head = b""
+    while len(head) < 8:
+        head += conn.recv(8 - len(head))
+    rest = b""
+    while len(rest) < int.from_bytes(head[4:8], "big"):
+        rest += conn.recv(4096)
+    assert int.from_bytes(rest[:4], "big") == 4, rest      # READY
+    conn.sendall(_control_frame(1, dnstap.CONTENT_TYPE.encode()))
+    ctl = d.control()
+    wire = query.make_query("www.example.test", "A").to_wire()
+    answered = 0
+    # bounded: at most 40,000 queries, 60 s
+    deadline = time.monotonic() + 60
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(3.0)
+        s.connect(("127.0.0.1", d.port))
+        while answered < 40000 and time.monotonic() < deadline:
+            for i in range(50):
+                s.send(wire)
+            for i in range(50):
+                s.recv(4096)
+            answered += 50
+            if answered % 1000 == 0 and ctl.metrics().value(
+                    "dnsdamper_dnstap_dropped_total") >= 1:
+                break
+    assert ctl.metrics().value("dnsdamper_dnstap_dropped_total") >= 1, \
+        answered
+    conn.close()
+    srv.close()
