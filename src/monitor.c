@@ -249,6 +249,23 @@ monitor_filter_parse(const char *name, const char *client, const char *rcode,
 	return 0;
 }
 
+/*
+ * A stream may be quiet for hours: no read timeout (the request was
+ * read whole); a write timeout only runs while output waits, so it
+ * closes a reader that stopped taking it.
+ */
+static void
+stream_timeouts(struct evhttp_request *req)
+{
+	struct timeval stall = { MONITOR_STALL_S, 0 };
+	struct evhttp_connection *evcon;
+	struct bufferevent *bev;
+
+	if ((evcon = evhttp_request_get_connection(req)) != NULL &&
+	    (bev = evhttp_connection_get_bufferevent(evcon)) != NULL)
+		bufferevent_set_timeouts(bev, NULL, &stall);
+}
+
 struct monitor_watcher *
 monitor_watch(struct monitor *m, struct evhttp_request *req,
     const struct monitor_filter *f)
@@ -267,6 +284,7 @@ monitor_watch(struct monitor *m, struct evhttp_request *req,
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "Content-Type", "application/x-ndjson");
 	evhttp_send_reply_start(req, HTTP_OK, "OK");
+	stream_timeouts(req);
 	return w;
 }
 

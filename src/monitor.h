@@ -31,6 +31,13 @@ struct monitor_watcher;
 #define MONITOR_PENDING_MAX	4096
 /* Octets a watcher's connection may hold unsent before it loses lines. */
 #define MONITOR_BUFFER_MAX	(256 * 1024)
+/*
+ * Seconds a watcher's connection may hold output without taking any of
+ * it before it is closed (its place freed); an idle stream, with nothing
+ * to send, is never closed (the control socket's 30 s timeout is lifted
+ * for it).
+ */
+#define MONITOR_STALL_S		60
 
 /* What one watcher wants to see; every part optional. */
 struct monitor_filter {

@@ -222,3 +222,17 @@ def test_dnsdamperctl_monitor(dd, tmp_path):
     r = subprocess.run([control.ctl_path(), "-s", str(dd.control_path),
                         "stats", "--name", "x"], capture_output=True)
     assert r.returncode == 64
+
+
+@pytest.mark.timeout_s(90)
+def test_quiet_stream_stays_open(dd):
+    """A monitor with nothing to show for longer than the control
+    socket's timeout (30 s, control.c) is not closed: the next answer
+    still comes."""
+    w = Watch(dd.control_path)
+    assert w.status == 200
+    time.sleep(35)
+    _ask(dd.port, "www.example.test")
+    (x,) = w.lines(1)
+    assert x["name"] == "www.example.test."
+    w.close()
