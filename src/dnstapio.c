@@ -18,6 +18,7 @@
 #include <fstrm.h>
 
 #include "dnstapio.h"
+#include "log.h"
 
 /* The content type of dnstap payloads in a Frame Streams stream. */
 #define DNSTAPIO_CONTENT_TYPE	"protobuf:dnstap.Dnstap"
@@ -50,6 +51,8 @@ struct dnstapio {
 	int			  file;		/* a file, not a socket */
 	int			  fd;		/* -1: closed */
 	int			  live;		/* fd open and usable */
+	int			  said_down;	/* a failure to open logged,
+						 * not yet a success */
 	struct dnstapio		 *next_file;	/* in open_files */
 };
 
@@ -155,6 +158,19 @@ socket_open(struct dnstapio *io)
 	return 0;
 }
 
+/* Said once per outage: the I/O thread tries again every second. */
+static fstrm_res
+open_failed(struct dnstapio *io)
+{
+	if (!io->said_down)
+		log_warn("dnstap %s%s: cannot %s; messages are dropped (and "
+		    "counted) until it can", io->file ? DNSTAPIO_FILE_PREFIX :
+		    "", io->path, io->file ? "open the file" :
+		    "connect to the collector");
+	io->said_down = 1;
+	return fstrm_res_failure;
+}
+
 static fstrm_res
 sink_open(void *obj)
 {
@@ -167,10 +183,14 @@ sink_open(void *obj)
 		if ((io->fd = open(io->path, O_WRONLY | O_CREAT | O_TRUNC |
 		    O_CLOEXEC, 0640)) == -1) {
 			file_release(io);
-			return fstrm_res_failure;
+			return open_failed(io);
 		}
 	} else if (socket_open(io) == -1)
-		return fstrm_res_failure;
+		return open_failed(io);
+	if (io->said_down)
+		log_info("dnstap %s%s: writing again", io->file ?
+		    DNSTAPIO_FILE_PREFIX : "", io->path);
+	io->said_down = 0;
 	io->live = 1;
 	return fstrm_res_success;
 }

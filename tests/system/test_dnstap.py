@@ -239,6 +239,10 @@ def test_collector_killed_and_restarted(tmp_path, dnsdamper, bind):
         assert _ask(d.port, "www.example.test").rcode() == 0
         time.sleep(0.05)
     assert _connections(second) >= 1, second.log_text()
+    # said once when it could not connect, once when it could again
+    d.wait_log(rf"dnstap {sock}: cannot connect to the collector; "
+               r"messages are dropped")
+    d.wait_log(rf"dnstap {sock}: writing again")
     for i in range(5):
         assert _ask(d.port, "www.example.test").rcode() == 0
     d.stop()
