@@ -183,6 +183,11 @@ tap_send(struct dnstap_worker *w, Dnstap__Message *m, const char *extra)
 	uint8_t *buf;
 	size_t len;
 
+	/* No collector: not worth encoding, only counting. */
+	if (!dnstapio_live(w->tap->io)) {
+		dnstapio_drop();
+		return;
+	}
 	d.type = DNSTAP__DNSTAP__TYPE__MESSAGE;
 	d.message = m;
 	set_bytes(&d.identity, &d.has_identity, w->tap->identity);

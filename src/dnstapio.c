@@ -50,7 +50,9 @@ struct dnstapio {
 	char			 *path;
 	int			  file;		/* a file, not a socket */
 	int			  fd;		/* -1: closed */
-	int			  live;		/* fd open and usable */
+	int			  live;		/* atomic: fd open and usable,
+						 * or not tried yet (written by
+						 * the I/O thread only) */
 	int			  said_down;	/* a failure to open logged,
 						 * not yet a success */
 	struct dnstapio		 *next_file;	/* in open_files */
@@ -130,7 +132,7 @@ sink_shut(struct dnstapio *io)
 		return;
 	close(io->fd);
 	io->fd = -1;
-	io->live = 0;
+	__atomic_store_n(&io->live, 0, __ATOMIC_RELAXED);
 	if (io->file)
 		file_release(io);
 }
@@ -162,6 +164,7 @@ socket_open(struct dnstapio *io)
 static fstrm_res
 open_failed(struct dnstapio *io)
 {
+	__atomic_store_n(&io->live, 0, __ATOMIC_RELAXED);
 	if (!io->said_down)
 		log_warn("dnstap %s%s: cannot %s; messages are dropped (and "
 		    "counted) until it can", io->file ? DNSTAPIO_FILE_PREFIX :
@@ -191,7 +194,7 @@ sink_open(void *obj)
 		log_info("dnstap %s%s: writing again", io->file ?
 		    DNSTAPIO_FILE_PREFIX : "", io->path);
 	io->said_down = 0;
-	io->live = 1;
+	__atomic_store_n(&io->live, 1, __ATOMIC_RELAXED);
 	return fstrm_res_success;
 }
 
@@ -276,7 +279,7 @@ sent_free(void *buf, void *arg)
 {
 	struct dnstapio *io = arg;
 
-	if (!io->live)
+	if (!__atomic_load_n(&io->live, __ATOMIC_RELAXED))
 		count_drop();
 	free(buf);
 }
@@ -344,6 +347,9 @@ dnstapio_new(const char *target, unsigned n_queues)
 	if ((io = calloc(1, sizeof(*io))) == NULL)
 		return NULL;
 	io->fd = -1;
+	/* Until a first open fails: what is queued before it succeeds
+	 * goes out. */
+	io->live = 1;
 	io->n_queues = n_queues > 0 ? n_queues : 1;
 	io->file = strncmp(target, DNSTAPIO_FILE_PREFIX,
 	    strlen(DNSTAPIO_FILE_PREFIX)) == 0;
@@ -364,6 +370,18 @@ fail:
 	dnstapio_free(io);
 	errno = ENOMEM;
 	return NULL;
+}
+
+int
+dnstapio_live(const struct dnstapio *io)
+{
+	return __atomic_load_n(&io->live, __ATOMIC_RELAXED);
+}
+
+void
+dnstapio_drop(void)
+{
+	count_drop();
 }
 
 int

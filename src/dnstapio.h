@@ -50,6 +50,17 @@ int	dnstapio_submit(struct dnstapio *io, unsigned queue, void *buf,
 	    size_t len);
 
 /*
+ * dnstapio_live: 1 if io's socket or file is open now (or its first
+ * open has not been tried yet), else 0: what a
+ * worker may skip encoding a message for (it would be thrown away);
+ * any thread, a relaxed atomic read.
+ */
+int	dnstapio_live(const struct dnstapio *io);
+
+/* dnstapio_drop: count one message dropped before it was made. */
+void	dnstapio_drop(void);
+
+/*
  * dnstapio_free: stop io's thread after it wrote what was queued (at
  * most a second's wait on a collector that does not read), close its
  * socket or file, free it. NULL is fine.
