@@ -9,6 +9,7 @@
 
 #include "attempt.h"
 #include "csprng.h"
+#include "dnstap.h"
 #include "log.h"
 
 enum match {
@@ -48,6 +49,13 @@ attempt_open(struct attempt *a, enum transport_proto proto)
 	}
 	return t->ops->open_tls(t->env, a->up->tls, a->wire, a->wire_len,
 	    a->rto, &conn_cb, a);
+}
+
+/* a's dnstap output, or NULL: a hook's one check when it is off. */
+static inline struct dnstap_worker *
+tap_of(const struct attempt *a)
+{
+	return a->aq->tap != NULL ? *a->aq->tap : NULL;
 }
 
 /* How question rq, read from a response, matches a's. */
@@ -162,6 +170,9 @@ attempt_resend(struct attempt *a, uint64_t now)
 {
 	metrics_add_shared(&a->st->queries, 1);
 	a->sent = now;
+	if (tap_of(a) != NULL)
+		dnstap_forwarder_query(tap_of(a), &a->up->addr, stream(a),
+		    a->wire, a->wire_len);
 	if ((a->conn = attempt_open(a, a->tcp ? TRANSPORT_TCP :
 	    TRANSPORT_UDP)) == NULL) {
 		send_failed(a, now);
@@ -278,6 +289,10 @@ attempt_response(void *arg, const uint8_t *pkt, size_t len, uint64_t now)
 	const char *why;
 	uint16_t id;
 
+	/* Whatever it is: what came from the upstream's address. */
+	if (tap_of(a) != NULL)
+		dnstap_forwarder_response(tap_of(a), &a->up->addr, stream(a),
+		    pkt, len, a->sent, now);
 	if (!stream(a) && len > (a->edns ? a->aq->edns_size : MSG_UDP_MIN)) {
 		refuse(a, &counts->oversized, "a response larger than our "
 		    "payload size", now);
@@ -361,6 +376,9 @@ attempt_send(struct attempt *a, uint64_t now)
 	a->sent = now;
 	a->rto = upstream_rto(a->up);
 	metrics_add_shared(&a->st->queries, 1);
+	if (tap_of(a) != NULL)
+		dnstap_forwarder_query(tap_of(a), &a->up->addr, stream(a),
+		    a->wire, a->wire_len);
 	if ((a->conn = attempt_open(a, TRANSPORT_UDP)) == NULL) {
 		send_failed(a, now);
 		return -1;

@@ -26,6 +26,7 @@
 #include "upstream.h"
 
 struct attempt;
+struct dnstap_worker;
 
 /* How an attempt tells its fetch what happened; arg is the fetch's. */
 struct attempt_owner {
@@ -66,6 +67,9 @@ struct attempt_query {
 	int			 randomize_case; /* 0x20 */
 	uint16_t		 edns_size;	/* our payload size, octets */
 	struct attempt_counts	*counts;	/* the context's */
+	struct dnstap_worker	*const *tap;	/* the context's dnstap
+						 * output (NULL: none), or
+						 * NULL */
 	const struct attempt_owner *owner;
 	void			*arg;
 };

@@ -1,6 +1,9 @@
 /* config.c: a configuration's defaults, the checks across directives, free. */
 #include "autoconf.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,14 @@ const struct config_name config_local_type_names[] = {
 	{ "refuse", CONFIG_LOCAL_REFUSE },
 	{ "transparent", CONFIG_LOCAL_TRANSPARENT },
 	{ "nodefault", CONFIG_LOCAL_NODEFAULT },
+	{ NULL, 0 }
+};
+
+const struct config_name config_dnstap_message_names[] = {
+	{ "client-query", CONFIG_DNSTAP_CLIENT_QUERY },
+	{ "client-response", CONFIG_DNSTAP_CLIENT_RESPONSE },
+	{ "forwarder-query", CONFIG_DNSTAP_FORWARDER_QUERY },
+	{ "forwarder-response", CONFIG_DNSTAP_FORWARDER_RESPONSE },
 	{ NULL, 0 }
 };
 
@@ -140,6 +151,9 @@ config_reset_strings(struct config *conf, int with_defaults)
 		{ &conf->metrics_listen_str, CONFIG_NONE },
 		{ &conf->cache_file, "/var/lib/dnsdamper/cache.dump" },
 		{ &conf->user, "dnsdamper" },
+		{ &conf->dnstap, CONFIG_NONE },
+		{ &conf->dnstap_identity, CONFIG_NONE },
+		{ &conf->dnstap_version, CONFIG_NONE },
 	};
 	size_t i;
 
@@ -201,6 +215,11 @@ config_defaults(struct config *conf)
 	conf->control_clients = 16;
 	conf->metrics_clients = 16;
 	conf->log = CONFIG_LOG_STDERR;
+	/* What reached clients and what upstreams said: the answers. */
+	conf->dnstap_messages = CONFIG_DNSTAP_CLIENT_RESPONSE |
+	    CONFIG_DNSTAP_FORWARDER_RESPONSE;
+	conf->log_queries_num = 0;
+	conf->log_queries_den = 0;
 	/* Off: a per-host daemon's clients are its own. */
 	conf->ratelimit = 0;
 	/* BIND's RRL slip: every other query over the limit truncated. */
@@ -577,9 +596,35 @@ config_inherit_lkg(struct config *conf)
 	}
 }
 
+/*
+ * dnstap names a unix socket by an absolute path that fits sun_path
+ * (107 octets and the NUL), or a file as file:PATH, PATH absolute.
+ */
+static void
+config_check_dnstap(const struct config *conf, const struct config_report *r)
+{
+	static const char prefix[] = "file:";
+	struct sockaddr_un sun;
+	const char *path = conf->dnstap;
+	int file;
+
+	if (strcmp(path, CONFIG_NONE) == 0)
+		return;
+	if ((file = strncmp(path, prefix, sizeof(prefix) - 1) == 0))
+		path += sizeof(prefix) - 1;
+	if (path[0] != '/')
+		config_error(r, NULL, "dnstap", "dnstap: \"%s\" is not an "
+		    "absolute path", path);
+	else if (!file && strlen(path) >= sizeof(sun.sun_path))
+		config_error(r, NULL, "dnstap", "dnstap: \"%s\" is longer "
+		    "than a unix socket path can be (%zu octets)", path,
+		    sizeof(sun.sun_path) - 1);
+}
+
 void
 config_validate(struct config *conf, const struct config_report *r)
 {
+	config_check_dnstap(conf, r);
 	config_check_budgets(conf, r);
 	config_check_mode(conf, r);
 	config_check_metrics_listen(conf, r);

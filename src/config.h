@@ -35,6 +35,12 @@ enum config_log {
 	CONFIG_LOG_SYSLOG
 };
 
+/* The dnstap messages written (dnstap-messages), as bits. */
+#define CONFIG_DNSTAP_CLIENT_QUERY	0x01
+#define CONFIG_DNSTAP_CLIENT_RESPONSE	0x02
+#define CONFIG_DNSTAP_FORWARDER_QUERY	0x04
+#define CONFIG_DNSTAP_FORWARDER_RESPONSE 0x08
+
 /* The word that turns a path or address directive off. */
 #define CONFIG_NONE	"none"
 
@@ -62,6 +68,10 @@ struct config_name {
 extern const struct config_name config_policy_names[];
 extern const struct config_name config_log_names[];
 extern const struct config_name config_local_type_names[];
+
+/* The words of dnstap-messages, each with its CONFIG_DNSTAP_* bit; ends
+ * with NULL. */
+extern const struct config_name config_dnstap_message_names[];
 
 /*
  * The zones served locally unless configured otherwise, in presentation
@@ -242,6 +252,14 @@ struct config {
 	char			*cache_file;	/* owned; path or "none" */
 	char			*user;		/* owned; to run as */
 	enum config_log		 log;
+	char			*dnstap;	/* owned; socket path,
+						 * "file:PATH" or "none" */
+	unsigned		 dnstap_messages; /* CONFIG_DNSTAP_* bits */
+	char			*dnstap_identity; /* owned; or "none" */
+	char			*dnstap_version; /* owned; or "none" */
+	uint32_t		 log_queries_num; /* log-queries: this many */
+	uint32_t		 log_queries_den; /* of every this many
+						 * queries; 0: off */
 };
 
 /*

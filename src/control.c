@@ -31,6 +31,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "msg.h"
+#include "monitor.h"
 #include "zone.h"
 
 #define PROMETHEUS_TYPE	"text/plain; version=0.0.4; charset=utf-8"
@@ -735,6 +736,41 @@ get_cache(struct control *c, struct evhttp_request *req)
 	dump_next(evhttp_request_get_connection(req), d);
 }
 
+/*
+ * GET /monitor[?name=SUFFIX][&client=ADDR][&rcode=RCODE]: the stream of
+ * answered queries (monitor.h), until the client goes.
+ */
+static void
+get_monitor(struct control *c, struct evhttp_request *req)
+{
+	struct monitor_watcher *w;
+	struct monitor_filter f;
+	struct evkeyvalq kv;
+	const char *why = "bad query string";
+	int rc;
+
+	rc = params(req, &kv);
+	if (rc == 0)
+		rc = monitor_filter_parse(evhttp_find_header(&kv, "name"),
+		    evhttp_find_header(&kv, "client"),
+		    evhttp_find_header(&kv, "rcode"), &f, &why);
+	evhttp_clear_headers(&kv);
+	if (rc == -1) {
+		reply_error(req, HTTP_BADREQUEST, "Bad Request", why);
+		return;
+	}
+	if (c->report.monitor == NULL ||
+	    (w = monitor_watch(c->report.monitor, req, &f)) == NULL) {
+		reply_error(req, 503, "Service Unavailable",
+		    "too many monitors at once");
+		return;
+	}
+	if (ctlconn_on_close(c->http_conns, req, monitor_unwatch, w) == -1) {
+		monitor_unwatch(w);
+		evhttp_send_reply_end(req);
+	}
+}
+
 static const struct route {
 	const char		*path;
 	enum evhttp_cmd_type	 method;
@@ -745,6 +781,7 @@ static const struct route {
 	{ "/upstreams", EVHTTP_REQ_GET, get_upstreams },
 	{ "/explain", EVHTTP_REQ_GET, get_explain },
 	{ "/cache", EVHTTP_REQ_GET, get_cache },
+	{ "/monitor", EVHTTP_REQ_GET, get_monitor },
 	{ "/flush", EVHTTP_REQ_POST, post_flush },
 	{ "/lkg", EVHTTP_REQ_GET, get_lkg },
 	{ "/lkg/release", EVHTTP_REQ_POST, post_lkg_release },

@@ -6,6 +6,8 @@
  *   GET  /upstreams  each upstream's state, RTT, failures (JSON)
  *   GET  /explain?name=N[&type=T]   how N would be answered now (JSON)
  *   GET  /cache      the cache, one RR per line, streamed slice by slice
+ *   GET  /monitor[?name=SUFFIX][&client=ADDR][&rcode=RCODE]   answered
+ *                    queries as they happen, one JSON line each (monitor.h)
  *   POST /flush[?name=N[&type=T] | ?zone=Z]   drop cache entries
  *   POST /reload     reread the configuration, as SIGHUP does
  *   GET  /forward    the forward zones, configured and runtime

@@ -50,7 +50,10 @@ usage(FILE *out, int status)
 	    "  forward add ZONE UPSTREAM... [--policy P] [--owner NAME]\n"
 	    "              [--lifetime DURATION]   a runtime forward zone\n"
 	    "  forward remove ZONE [--owner NAME]  a runtime forward zone\n"
-	    "  forward remove --owner NAME         all of NAME's\n");
+	    "  forward remove --owner NAME         all of NAME's\n"
+	    "  monitor [--name SUFFIX] [--client ADDR] [--rcode RCODE]\n"
+	    "                           answered queries as they happen, one\n"
+	    "                           JSON line each, until interrupted\n");
 	exit(status);
 }
 
@@ -73,6 +76,13 @@ add_param(struct request *r, const char *key, const char *value)
 	}
 	r->target[n] = '\0';
 }
+
+/* monitor's filters, each NULL unless given. */
+struct filters {
+	const char	*name;
+	const char	*client;
+	const char	*rcode;
+};
 
 /* forward list | add ZONE UPSTREAM... | remove [ZONE]. */
 static void
@@ -114,7 +124,7 @@ build_forward(struct request *r, int argc, char **argv, int json,
 
 static void
 build(struct request *r, int argc, char **argv, int json,
-    const struct forward_opts *o)
+    const struct forward_opts *o, const struct filters *f)
 {
 	static const struct {
 		const char	*name;
@@ -132,9 +142,13 @@ build(struct request *r, int argc, char **argv, int json,
 		{ "dump", "GET", "/cache", 0, 0, 0 },
 		{ "lkg", "GET", "/lkg", 0, 0, 1 },
 		{ "reload", "POST", "/reload", 0, 0, 1 },
+		{ "monitor", "GET", "/monitor", 0, 0, 0 },
 	};
 	size_t i;
 
+	if ((f->name != NULL || f->client != NULL || f->rcode != NULL) &&
+	    strcmp(argv[0], "monitor") != 0)
+		usage(stderr, EXIT_USAGE);
 	if (strcmp(argv[0], "forward") == 0) {
 		build_forward(r, argc, argv, json, o);
 		return;
@@ -158,7 +172,8 @@ build(struct request *r, int argc, char **argv, int json,
 	    argc - 1 < cmds[i].min || argc - 1 > cmds[i].max)
 		usage(stderr, EXIT_USAGE);
 	r->method = cmds[i].method;
-	r->stream = strcmp(cmds[i].name, "dump") == 0;
+	r->stream = strcmp(cmds[i].name, "dump") == 0 ||
+	    strcmp(cmds[i].name, "monitor") == 0;
 	snprintf(r->target, sizeof(r->target), "%s", cmds[i].path);
 	if (argc > 1)
 		add_param(r, strcmp(cmds[i].name, "flush-zone") == 0 ?
@@ -167,6 +182,12 @@ build(struct request *r, int argc, char **argv, int json,
 		add_param(r, "type", argv[2]);
 	if (cmds[i].text && !json)
 		add_param(r, "format", "text");
+	if (f->name != NULL)
+		add_param(r, "name", f->name);
+	if (f->client != NULL)
+		add_param(r, "client", f->client);
+	if (f->rcode != NULL)
+		add_param(r, "rcode", f->rcode);
 }
 
 static int
@@ -342,9 +363,13 @@ main(int argc, char *argv[])
 		{ "policy", required_argument, NULL, 'P' },
 		{ "owner", required_argument, NULL, 'O' },
 		{ "lifetime", required_argument, NULL, 'L' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "client", required_argument, NULL, 'C' },
+		{ "rcode", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct forward_opts fo = { NULL, NULL, NULL };
+	struct filters f = { NULL, NULL, NULL };
 	const char *path = DEFAULT_SOCKET;
 	struct request r;
 	int ch, json = 0;
@@ -368,6 +393,15 @@ main(int argc, char *argv[])
 		case 'L':
 			fo.lifetime = optarg;
 			break;
+		case 'N':
+			f.name = optarg;
+			break;
+		case 'C':
+			f.client = optarg;
+			break;
+		case 'R':
+			f.rcode = optarg;
+			break;
 		default:
 			usage(stderr, EXIT_USAGE);
 		}
@@ -375,6 +409,6 @@ main(int argc, char *argv[])
 	if (optind >= argc)
 		usage(stderr, EXIT_USAGE);
 	memset(&r, 0, sizeof(r));
-	build(&r, argc - optind, argv + optind, json, &fo);
+	build(&r, argc - optind, argv + optind, json, &fo, &f);
 	return exchange(path, &r);
 }

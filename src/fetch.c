@@ -63,6 +63,7 @@ struct fetch {
 	uint32_t		 n_waiters;
 	int			 claimed;	/* its key in ctx->index */
 	int			 first_used;	/* first holds an attempt */
+	const char		*answered_by;	/* the upstream's name */
 	struct attempt		 first;		/* that of most fetches */
 	/* The timers, order and dead: one allocation for the fetch. */
 	_Alignas(max_align_t) unsigned char mem[];
@@ -83,6 +84,7 @@ struct fetch_ctx {
 	struct attempt_counts	 responses;	/* refused, into stats */
 	struct upstream_stats	 stats_lost;	/* when a zone's counters
 						 * could not be had */
+	struct dnstap_worker	*tap;		/* or NULL */
 };
 
 static void fetch_send_next(struct fetch *, uint64_t);
@@ -165,7 +167,7 @@ fetch_end(struct fetch *f, enum fetch_outcome outcome,
 {
 	struct fetch_result res = { outcome, r, &f->key, now,
 	    outcome == FETCH_FAILED && !f->reached, f->n_waiters, f->zones,
-	    f->zone };
+	    f->zone, f->answered_by };
 
 	table_remove(f->ctx, f);
 	if (f->kind == FETCH_RESOLVE || f->kind == FETCH_REMOTE)
@@ -267,6 +269,7 @@ attempt_answered(void *arg, struct attempt *a, const struct msg_response *r,
 		if (f->ctx->index != NULL)
 			inflight_resume(f->ctx->index, f->ctx->worker);
 	}
+	f->answered_by = a->up->name;
 	fetch_end(f, FETCH_ANSWER, r, now);
 }
 
@@ -482,6 +485,7 @@ fetch_new(struct fetch_ctx *ctx, enum fetch_kind kind,
 	f->aq.randomize_case = ctx->s.randomize_case;
 	f->aq.edns_size = ctx->s.edns_size;
 	f->aq.counts = &ctx->responses;
+	f->aq.tap = &ctx->tap;
 	f->aq.owner = &owner;
 	f->aq.arg = f;
 	f->zones = zone_table_ref(zones);
@@ -756,6 +760,12 @@ void
 fetch_ctx_configure(struct fetch_ctx *ctx, const struct fetch_settings *s)
 {
 	ctx->s = *s;
+}
+
+void
+fetch_ctx_tap(struct fetch_ctx *ctx, struct dnstap_worker *tap)
+{
+	ctx->tap = tap;
 }
 
 void

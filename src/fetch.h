@@ -32,6 +32,7 @@
 #include "msg.h"
 #include "zone.h"
 
+struct dnstap_worker;
 struct fetch;
 struct fetch_ctx;
 struct inflight;
@@ -75,6 +76,8 @@ struct fetch_result {
 					 * at its end */
 	const struct zone_table	*zones;	/* the routing it started with: */
 	const struct zone	*zone;	/* zones' zone it went through */
+	const char		*upstream; /* FETCH_ANSWER: the name of the
+					 * upstream that answered */
 };
 
 /*
@@ -137,6 +140,10 @@ void	fetch_ctx_share(struct fetch_ctx *ctx, struct inflight *index,
  * now on; those running keep theirs. */
 void	fetch_ctx_configure(struct fetch_ctx *ctx,
 	    const struct fetch_settings *s);
+
+/* fetch_ctx_tap: every query sent and response received from now on,
+ * by running fetches too, goes to tap (borrowed; NULL: none). */
+void	fetch_ctx_tap(struct fetch_ctx *ctx, struct dnstap_worker *tap);
 
 /*
  * fetch_ctx_free: end every fetch with FETCH_CANCELLED (the done callback

@@ -20,12 +20,14 @@
 #include "clock.h"
 #include "config.h"
 #include "control.h"
+#include "dnstap.h"
 #include "inflight.h"
 #include "lkg.h"
 #include "listen.h"
 #include "localbuild.h"
 #include "localzone.h"
 #include "log.h"
+#include "monitor.h"
 #include "parse.h"
 #include "printconf.h"
 #include "priv.h"
@@ -335,6 +337,9 @@ load_snapshot(struct daemon *d, struct evbuffer *errors)
 	}
 	if ((snap = snapshot_new(&conf, zones, local)) == NULL)
 		log_err("reload");
+	else
+		/* A new output: a file is opened anew (rotation). */
+		snapshot_set_tap(snap, dnstap_new(snap->conf, d->n_workers));
 	return snap;
 }
 
@@ -704,6 +709,7 @@ start_shared(struct daemon *d)
 		log_err("start-up");
 		return -1;
 	}
+	snapshot_set_tap(d->snap, dnstap_new(d->snap->conf, d->n_workers));
 	if (d->n_workers > 1)
 		upstream_registry_share(d->upstreams);
 	d->shared.cache = d->cache;
@@ -748,7 +754,8 @@ start(struct daemon *d)
 	d->n_workers = threads_of(&d->conf);
 	if (open_privileged(d, &u) == -1 || start_shared(d) == -1)
 		return -1;
-	if ((d->base = event_base_new()) == NULL) {
+	if ((d->base = event_base_new()) == NULL ||
+	    (d->shared.monitor = monitor_new(d->base)) == NULL) {
 		log_err("start-up");
 		return -1;
 	}
@@ -763,6 +770,7 @@ start(struct daemon *d)
 	report.lkg = d->shared.lkg;
 	report.upstreams = d->upstreams;
 	report.start_time = d->start_time;
+	report.monitor = d->shared.monitor;
 	clim.control_clients = d->snap->conf->control_clients;
 	clim.metrics_clients = d->snap->conf->metrics_clients;
 	if ((d->control_fd != -1 || d->metrics_fd != -1) &&
@@ -815,6 +823,8 @@ stop(struct daemon *d)
 	free(d->workers);
 	if (d->runforward != NULL)
 		runforward_save(d->runforward);
+	/* No worker posts, no watcher is left (control_free closed them). */
+	monitor_free(d->shared.monitor);
 	/* Only a cache that served replaces the file of the last run. */
 	if (d->started && d->cache_file != NULL &&
 	    (n = cachefile_write(d->cache, d->snap->zones, d->cache_file,

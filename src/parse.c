@@ -12,6 +12,7 @@
 #include "lex.h"
 #include "parse.h"
 #include "parselocal.h"
+#include "parselog.h"
 #include "parsenet.h"
 #include "resolvconf.h"
 #include "tlsctx.h"
@@ -155,6 +156,14 @@ const struct directive parse_top[] = {
 	PARSE_STR("user", user),
 	{ .name = "log", .kind = DIRECTIVE_ENUM,
 	  PARSE_FIELD(struct config, log), .names = config_log_names },
+	PARSE_STR("dnstap", dnstap),
+	PARSE_STR("dnstap-identity", dnstap_identity),
+	PARSE_STR("dnstap-version", dnstap_version),
+	{ .name = "dnstap-messages", .kind = DIRECTIVE_SPECIAL,
+	  .names = config_dnstap_message_names,
+	  .handler = parselog_dnstap_messages },
+	{ .name = "log-queries", .kind = DIRECTIVE_SPECIAL,
+	  .handler = parselog_log_queries },
 	PARSE_SPECIAL("listen", parsenet_listen),
 	{ .name = "allow", .kind = DIRECTIVE_SPECIAL, .flags = DIRECTIVE_REPEAT,
 	  PARSE_FIELD(struct config, allow), .handler = parsenet_nets },

@@ -10,6 +10,7 @@
 #include "directive.h"
 #include "lex.h"
 #include "parse.h"
+#include "parselog.h"
 #include "printconf.h"
 #include "tlsctx.h"
 
@@ -177,6 +178,7 @@ printconf_write(const struct config *conf, FILE *stream)
 	size_t i;
 
 	printconf_scalars(parse_top, conf, "", NULL, stream);
+	parselog_print(conf, stream);
 	printconf_nets("allow", &conf->allow.acl, stream);
 	printconf_nets("exempt-clients", &conf->exempt_clients.acl, stream);
 	for (i = 0; i < conf->n_listen; i++)

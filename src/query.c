@@ -40,6 +40,9 @@ struct answering {
 						 * NULL: answer as if failed */
 	int			 landed;	/* another worker resolved it:
 						 * answer from the cache */
+	char			*upstream;	/* owned: the name of the
+						 * upstream that answered, or
+						 * NULL */
 	TAILQ_HEAD(, query)	 queries;
 	struct event		*ev;
 	LIST_ENTRY(answering)	 entry;		/* in ctx->answering */
@@ -92,11 +95,27 @@ count_answer(struct query_ctx *ctx, enum metrics_source source, unsigned rcode,
 	    now > arrived ? now - arrived : 0);
 }
 
+/* Hook: what watches answers (observe.h) hears of this one. */
+static inline void
+tell(struct query_ctx *ctx, const struct client *c, const struct msg_query *q,
+    const uint8_t *buf, size_t len, enum metrics_source source,
+    const char *upstream, uint64_t arrived, uint64_t now)
+{
+	if (observe_wanted(&ctx->observe))
+		observe_answer(&ctx->observe, &c->peer,
+		    c->transport == CLIENT_TCP, q, buf, len, source, upstream,
+		    arrived, now);
+}
+
+/* upstream: the name of the one that answered (source upstream), or
+ * NULL. */
 static void
-query_send(struct query *qr, enum metrics_source source, const uint8_t *buf,
-    size_t len, uint64_t now)
+query_send(struct query *qr, enum metrics_source source, const char *upstream,
+    const uint8_t *buf, size_t len, uint64_t now)
 {
 	count_answer(qr->ctx, source, buf[3] & 0xf, qr->arrived, now);
+	tell(qr->ctx, &qr->client, &qr->q, buf, len, source, upstream,
+	    qr->arrived, now);
 	qr->client.ops->send(&qr->client, buf, len);
 }
 
@@ -135,7 +154,7 @@ answer_from_cache(struct query *qr, uint64_t now, enum metrics_source fresh,
 	if (res.state == CACHE_STALE && opts.ede_text != NULL)
 		lkg_count_answer(qr->ctx->lkg, &qr->key);
 	query_send(qr, res.state == CACHE_STALE ? METRICS_FROM_STALE : fresh,
-	    out, res.len, now);
+	    NULL, out, res.len, now);
 	return 0;
 }
 
@@ -463,6 +482,9 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 	unsigned rcode;
 	int drop;
 
+	if (observe_wanted(&ctx->observe))
+		observe_query(&ctx->observe, &c->peer,
+		    c->transport == CLIENT_TCP, pkt, len);
 	rcode = query_parse(ctx, pkt, len, &q, &drop);
 	metrics_count_query(m, c->transport == CLIENT_UDP ? METRICS_UDP :
 	    METRICS_TCP, q.q.qname_len > 0 ? q.q.qtype : 0);
@@ -524,9 +546,11 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 error:
 	*outlen = msg_write_error(&q, rcode, &opts, out, cap);
 	count_answer(ctx, source, rcode, now, now);
+	tell(ctx, c, &q, out, *outlen, source, NULL, now, now);
 	return QUERY_ANSWERED;
 answered:
 	count_answer(ctx, source, out[3] & 0xf, now, now);
+	tell(ctx, c, &q, out, *outlen, source, NULL, now, now);
 	return QUERY_ANSWERED;
 }
 
@@ -558,7 +582,7 @@ query_refetch(struct query *qr, uint64_t now)
  */
 static int
 answer_waiter(struct query *qr, const struct cache_entry *e, int landed,
-    uint64_t now)
+    const char *upstream, uint64_t now)
 {
 	struct msg_reply_opts opts;
 	uint8_t *out = qr->ctx->scratch;
@@ -579,7 +603,7 @@ answer_waiter(struct query *qr, const struct cache_entry *e, int landed,
 		len = msg_write_error(&qr->q, MSG_RCODE_SERVFAIL, &opts, out,
 		    sizeof(qr->ctx->scratch));
 	query_send(qr, e != NULL ? METRICS_FROM_UPSTREAM : METRICS_FROM_ERROR,
-	    out, len, now);
+	    upstream, out, len, now);
 	return 1;
 }
 
@@ -596,6 +620,7 @@ answering_free(struct answering *a)
 	if (a->e != NULL)
 		cache_entry_free(a->e);
 	event_free(a->ev);
+	free(a->upstream);
 	free(a);
 }
 
@@ -615,7 +640,7 @@ answering_step(evutil_socket_t fd, short what, void *arg)
 	for (n = 0; n < QUERY_BATCH &&
 	    (qr = TAILQ_FIRST(&a->queries)) != NULL; n++) {
 		TAILQ_REMOVE(&a->queries, qr, later);
-		if (answer_waiter(qr, a->e, a->landed, now))
+		if (answer_waiter(qr, a->e, a->landed, a->upstream, now))
 			query_free(qr);
 	}
 	if (TAILQ_EMPTY(&a->queries))
@@ -641,7 +666,9 @@ answering_new(struct query_ctx *ctx, const struct fetch_result *res,
 	a->ctx = ctx;
 	a->landed = res->outcome == FETCH_LANDED;
 	TAILQ_INIT(&a->queries);
-	if ((a->ev = evtimer_new(ctx->base, answering_step, a)) == NULL ||
+	if ((res->upstream != NULL &&
+	    (a->upstream = strdup(res->upstream)) == NULL) ||
+	    (a->ev = evtimer_new(ctx->base, answering_step, a)) == NULL ||
 	    (e != NULL &&
 	    (a->e = cache_entry_new(ctx->cache, res->r, res->now)) == NULL) ||
 	    evtimer_add(a->ev, &next_turn) == -1) {
@@ -649,6 +676,7 @@ answering_new(struct query_ctx *ctx, const struct fetch_result *res,
 			event_free(a->ev);
 		if (a->e != NULL)
 			cache_entry_free(a->e);
+		free(a->upstream);
 		free(a);
 		return NULL;
 	}
@@ -670,7 +698,8 @@ answer_or_defer(struct query *qr, const struct fetch_result *res,
 		TAILQ_INSERT_TAIL(&(*later)->queries, qr, later);
 		return;
 	}
-	if (answer_waiter(qr, e, res->outcome == FETCH_LANDED, res->now))
+	if (answer_waiter(qr, e, res->outcome == FETCH_LANDED, res->upstream,
+	    res->now))
 		query_free(qr);
 }
 

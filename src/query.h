@@ -19,6 +19,7 @@
 #include "fetch.h"
 #include "metrics.h"
 #include "msg.h"
+#include "observe.h"
 #include "zone.h"
 
 struct answering;
@@ -66,6 +67,9 @@ struct query_ctx {
 	struct admit		*admit;		/* this loop's: allow,
 						 * ratelimit */
 	struct metrics		 metrics;	/* this loop's */
+	struct observe		 observe;	/* what watches its answers:
+						 * dnstap (its snapshot's),
+						 * monitor, log-queries */
 	uint8_t			 scratch[QUERY_ANSWER_MAX]; /* query.c's:
 						 * an answer to a waiting
 						 * client, or a local answer

@@ -11,6 +11,7 @@
 
 #include "admit.h"
 #include "clock.h"
+#include "dnstap.h"
 #include "fetch.h"
 #include "lkgreport.h"
 #include "localzone.h"
@@ -433,6 +434,10 @@ report_metrics(const struct report *r, uint64_t stale_entries,
 	report_cache(r, stale_entries, m, w);
 	report_fetches(r, m, w);
 	report_access(r, m, w);
+	scalar(w, "dnsdamper_dnstap_dropped_total", "counter",
+	    "dnstap messages dropped: the queue to the collector full, the "
+	    "collector gone or slow, or a write failed.",
+	    (double)dnstap_dropped());
 	report_upstream_stats(r, w);
 	report_upstream_state(r, w);
 	reporttls_metrics(r->upstreams, w);

@@ -25,6 +25,8 @@ enum report_format {
  * names are explained as worker 0 would answer them (it runs on the
  * report's thread, main's).
  */
+struct monitor;
+
 struct report {
 	struct worker	*const *workers;
 	size_t		 n_workers;
@@ -32,6 +34,7 @@ struct report {
 	struct lkg	*lkg;		/* last known good (lkg.h) */
 	struct upstream_registry *upstreams;	/* what /upstreams lists */
 	int64_t		 start_time;	/* Unix seconds */
+	struct monitor	*monitor;	/* what GET /monitor watches */
 };
 
 /*

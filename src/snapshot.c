@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dnstap.h"
 #include "snapshot.h"
 
 /* A configuration shared by the snapshots that differ only in local. */
 struct snapshot_config {
-	unsigned	refs;
-	struct config	conf;
+	unsigned	 refs;
+	struct config	 conf;
+	struct dnstap	*tap;		/* conf's output, or NULL */
 };
 
 static void
@@ -17,6 +19,9 @@ box_unref(struct snapshot_config *box)
 {
 	if (__atomic_sub_fetch(&box->refs, 1, __ATOMIC_ACQ_REL) > 0)
 		return;
+	/* Its workers have all moved on: the last of what was queued goes
+	 * out, and the socket or file is closed (a reload reopens it). */
+	dnstap_free(box->tap);
 	config_free(&box->conf);
 	free(box);
 }
@@ -39,6 +44,7 @@ make(struct snapshot_config *box, struct zone_table *zones,
 	s->conf = &box->conf;
 	s->zones = zones;
 	s->local = local;
+	s->tap = box->tap;
 	return s;
 }
 
@@ -65,6 +71,13 @@ snapshot_with_local(const struct snapshot *s, struct localzone_table *local)
 {
 	(void)__atomic_fetch_add(&s->box->refs, 1, __ATOMIC_RELAXED);
 	return make(s->box, zone_table_ref(s->zones), local);
+}
+
+void
+snapshot_set_tap(struct snapshot *s, struct dnstap *tap)
+{
+	s->box->tap = tap;
+	s->tap = tap;
 }
 
 struct snapshot *

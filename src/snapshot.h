@@ -13,12 +13,15 @@
 #include "localzone.h"
 #include "zone.h"
 
+struct dnstap;
 struct snapshot_config;
 
 struct snapshot {
 	const struct config	*conf;		/* the box's */
 	struct zone_table	*zones;		/* referenced */
 	struct localzone_table	*local;		/* referenced */
+	struct dnstap		*tap;		/* the box's: dnstap output
+						 * of conf, or NULL */
 	/* Private. */
 	unsigned		 refs;
 	struct snapshot_config	*box;		/* conf, shared with the
@@ -52,6 +55,13 @@ struct snapshot *snapshot_with_local(const struct snapshot *s,
  */
 struct snapshot *snapshot_with_zones(const struct snapshot *s,
 	    struct zone_table *zones);
+
+/*
+ * snapshot_set_tap: s's dnstap output is tap (owned from now on, freed
+ * with the configuration, e.g. after a reload once no worker writes to
+ * it; NULL is fine). Only before s is shared with a worker.
+ */
+void	snapshot_set_tap(struct snapshot *s, struct dnstap *tap);
 
 /* snapshot_ref / snapshot_unref: share s; the last unref frees it and
  * what it holds. unref(NULL) is fine. */

@@ -10,9 +10,11 @@
 
 #include "admit.h"
 #include "clock.h"
+#include "dnstap.h"
 #include "listen.h"
 #include "log.h"
 #include "mailbox.h"
+#include "monitor.h"
 #include "query.h"
 #include "tcpconn.h"
 #include "udp.h"
@@ -68,6 +70,7 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	__atomic_store_n(&w->heartbeat, now, __ATOMIC_RELAXED);
+	querylog_tick();
 	fetch_probe_down(w->ctx.fetches, w->ctx.zones, now);
 }
 
@@ -92,9 +95,14 @@ apply(struct worker *w, struct snapshot *snap)
 	w->ctx.conf = snap->conf;
 	w->ctx.zones = snap->zones;
 	w->ctx.local = snap->local;
+	w->ctx.observe.tap = dnstap_worker(snap->tap, w->id);
+	querylog_configure(&w->ctx.observe.log, snap->conf->log_queries_num,
+	    snap->conf->log_queries_den);
 	fetch_settings_of(snap->conf, &s);
-	if (w->ctx.fetches != NULL)
+	if (w->ctx.fetches != NULL) {
 		fetch_ctx_configure(w->ctx.fetches, &s);
+		fetch_ctx_tap(w->ctx.fetches, w->ctx.observe.tap);
+	}
 	snapshot_unref(old);
 }
 
@@ -193,6 +201,8 @@ worker_init(struct worker *w, struct snapshot *snap)
 	w->ctx.lkg = w->shared->lkg;
 	w->ctx.tcp_open = &w->shared->tcp_open;
 	w->ctx.cache_shared = w->shared->index != NULL;
+	if ((w->ctx.observe.monitor = w->shared->monitor) != NULL)
+		w->ctx.observe.watching = monitor_watching(w->shared->monitor);
 	LIST_INIT(&w->ctx.answering);
 	TAILQ_INIT(&w->ctx.tcp_conns);
 	fetch_settings_of(snap->conf, &s);
@@ -203,6 +213,7 @@ worker_init(struct worker *w, struct snapshot *snap)
 	    (w->tick = event_new(w->ctx.base, -1, EV_PERSIST, tick_cb,
 	    w)) == NULL || event_add(w->tick, &second) == -1)
 		return -1;
+	fetch_ctx_tap(w->ctx.fetches, w->ctx.observe.tap);
 	w->heartbeat = clock_now_ms();
 	if (w->shared->index != NULL) {
 		fetch_ctx_share(w->ctx.fetches, w->shared->index, w->id);

@@ -34,6 +34,7 @@ struct worker_shared {
 	struct inflight	*index;		/* NULL with one worker */
 	uint64_t	 tcp_open;	/* client TCP connections open in
 					 * every worker (atomic) */
+	struct monitor	*monitor;	/* main's, or NULL */
 };
 
 /*

@@ -108,6 +108,8 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	    sizeof(d.sun.sun_path));
 	ck_assert((fd = control_open_unix(d.sun.sun_path, 0600,
 	    (gid_t)-1)) != -1);
+	/* No monitor: GET /monitor's filters are parsed, then it is 503. */
+	memset(&r, 0, sizeof(r));
 	r.workers = &d.worker;
 	r.n_workers = 1;
 	r.cache = d.w.ctx.cache;

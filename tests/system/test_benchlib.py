@@ -166,3 +166,23 @@ def test_dnsdamper_tuning_is_accepted(tmp_path):
     t = tuned.conf.read_text().replace(str(tuned.dir), "DIR").splitlines()
     assert t == p[:-1] + want + p[-1:]
     assert p[-1] == "forward . { upstream 127.0.0.1:5301 }"
+
+
+@pytest.mark.parametrize("variant,line", [
+    ("dnstap", "dnstap DIR/tap.sock"),
+    ("dnstap-gone", "dnstap DIR/tap.sock"),
+    ("log-queries", "log-queries 1/100")])
+def test_dnsdamper_told_tuning_is_accepted(tmp_path, variant, line):
+    """perf's dnsdamper-1 with dnstap (client responses) or log-queries
+    1/100: dnsdamper-1's configuration and that, which -t accepts."""
+    no_threads = perfcontestants.dnsdamper_threads(daemon.binary_path(),
+                                                   tmp_path)
+    c = configured(perfcontestants.make(
+        f"dnsdamper-1+{variant}", tmp_path / variant,
+        bench_args(no_threads=no_threads)))
+    assert c.name == f"dnsdamper-1+{variant}"
+    c.configure()
+    lines = c.conf.read_text().replace(str(c.dir), "DIR").splitlines()
+    assert line in lines
+    if variant.startswith("dnstap"):
+        assert "dnstap-messages client-response" in lines

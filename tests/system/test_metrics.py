@@ -80,6 +80,7 @@ FAMILIES = {
     "dnsdamper_ratelimit_clients": "gauge",
     "dnsdamper_ratelimit_evictions_total": "counter",
     "dnsdamper_any_minimal_total": "counter",
+    "dnsdamper_dnstap_dropped_total": "counter",
     "dnsdamper_upstream_queries_total": "counter",
     "dnsdamper_upstream_answers_total": "counter",
     "dnsdamper_upstream_timeouts_total": "counter",

@@ -874,6 +874,37 @@ static const struct error_case {
 	  "TLS settings (tls-ca, tls-pin, tls-auth, tls-max-inflight, "
 	  "tls-idle-timeout) in forward \"a.example.\" at x.conf:1: one "
 	  "upstream has one set\n" },
+	{ "dnstap tap.sock\n",
+	  "x.conf:1: dnstap: \"tap.sock\" is not an absolute path\n" },
+	{ "dnstap file:tap\n",
+	  "x.conf:1: dnstap: \"tap\" is not an absolute path\n" },
+	/* sun_path: 108 octets with the NUL. */
+	{ "dnstap /" "0123456789012345678901234567890123456789"
+	  "0123456789012345678901234567890123456789"
+	  "012345678901234567890123456\n",
+	  "x.conf:1: dnstap: \"/" "0123456789012345678901234567890123456789"
+	  "0123456789012345678901234567890123456789"
+	  "012345678901234567890123456\" is longer than a unix socket path "
+	  "can be (107 octets)\n" },
+	{ "dnstap-messages\n",
+	  "x.conf:1: dnstap-messages: missing message type\n" },
+	{ "dnstap-messages client-query resolver-query\n",
+	  "x.conf:1: dnstap-messages: \"resolver-query\" is not "
+	  "client-query, client-response, forwarder-query or "
+	  "forwarder-response\n" },
+	{ "dnstap-messages client-query client-query\n",
+	  "x.conf:1: dnstap-messages: client-query given twice\n" },
+	{ "log-queries\n",
+	  "x.conf:1: log-queries: missing yes, no or N/M\n" },
+	{ "log-queries 1/0\n",
+	  "x.conf:1: log-queries: \"1/0\" is not yes, no or a fraction N/M "
+	  "of queries (1 <= N <= M <= 1000000)\n" },
+	{ "log-queries 2/1\n",
+	  "x.conf:1: log-queries: \"2/1\" is not yes, no or a fraction N/M "
+	  "of queries (1 <= N <= M <= 1000000)\n" },
+	{ "log-queries 1/2000000\n",
+	  "x.conf:1: log-queries: \"1/2000000\" is not yes, no or a fraction "
+	  "N/M of queries (1 <= N <= M <= 1000000)\n" },
 	/* Three errors: three lines, reading goes on after each. */
 	{ "cahce-size 1m\ncache-size 12q\nmax-ttl 0s\nmin-ttl 1m\n",
 	  "x.conf:1: unknown directive \"cahce-size\"\n"
@@ -1305,6 +1336,11 @@ START_TEST(test_print_canonical)
 	    "cache-file /var/lib/dnsdamper/cache.dump\n"
 	    "user dnsdamper\n"
 	    "log stderr\n"
+	    "dnstap none\n"
+	    "dnstap-identity none\n"
+	    "dnstap-version none\n"
+	    "dnstap-messages client-response forwarder-response\n"
+	    "log-queries no\n"
 	    "allow 127.0.0.0/8 ::1/128\n"
 	    "exempt-clients 127.0.0.0/8 ::1/128\n"
 	    "listen [::1]:5300\n"
@@ -1367,6 +1403,11 @@ START_TEST(test_print_round_trip)
 	    "stale-refresh-interval 1s\n"
 	    "prefetch no\n"
 	    "srv-prefetch-targets no\n"
+	    "dnstap \"file:/var/log/dns tap\"\n"
+	    "dnstap-identity \"host 1\"\n"
+	    "dnstap-version v9\n"
+	    "dnstap-messages forwarder-query client-query\n"
+	    "log-queries 3/1000\n"
 	    "forward corp.example { upstream 10.0.0.53 10.0.1.53:5353 "
 	    "policy fastest max-inflight 10 }\n"
 	    "forward 10.in-addr.arpa { upstream [2001:db8::1]:53 }\n"

@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from dnstest import ports, wire
+from dnstest import ports, proc, wire
 
 from . import contestants
 from .contestants import LOOPBACK
@@ -83,6 +83,55 @@ class Dnsdamper(Threaded, contestants.Dnsdamper):
             if name in ("dnsdamper_cache_entries", "dnsdamper_cache_bytes"):
                 out[name.rsplit("_", 1)[1]] = float(value)
         return out
+
+
+class DnsdamperTold(Dnsdamper):
+    """dnsdamper-1 with what it tells of queries on (issue 24), by
+    variant: `dnstap` (client responses to fstrm_capture on a unix
+    socket, writing a file), `dnstap-gone` (the same socket path, no
+    collector: every message dropped at the queue), `log-queries` (1 of
+    every 100 queries in the log, which goes to a file). The collector is
+    a process of its own, not counted in the contestant's CPU."""
+
+    def __init__(self, workdir, args, variant):
+        super().__init__(workdir, args, 1)
+        self.variant = variant
+        self.name = f"dnsdamper-1+{variant}"
+        self.capture = None
+
+    @property
+    def tap_socket(self):
+        return self.dir / "tap.sock"
+
+    def tuning(self, known):
+        lines = super().tuning(known)
+        if self.variant.startswith("dnstap"):
+            lines += [f"dnstap {self.tap_socket}",
+                      "dnstap-messages client-response"]
+        else:
+            lines.append("log-queries 1/100")
+        return lines
+
+    def launch(self):
+        if self.variant == "dnstap" and self.capture is None:
+            if self.tap_socket.exists():
+                self.tap_socket.unlink()
+            self.capture = proc.spawn(
+                ["fstrm_capture", "-t", "protobuf:dnstap.Dnstap", "-u",
+                 str(self.tap_socket), "-w", str(self.dir / "tap.fstrm")],
+                self.dir / "fstrm_capture.log")
+            deadline = time.monotonic() + 5
+            while not self.tap_socket.exists() and \
+                    time.monotonic() < deadline:
+                time.sleep(0.02)
+        super().launch()
+
+    def stop(self):
+        rc = super().stop()
+        if self.capture is not None:
+            proc.stop(self.capture)
+            self.capture = None
+        return rc
 
 
 def dnsdamper_threads(binary, workdir):
@@ -177,6 +226,8 @@ def make(name, workdir, args):
     """The contestant of perf's table called name, in workdir."""
     if name == "floor":
         return Floor(workdir, args)
+    if name.startswith("dnsdamper-1+"):
+        return DnsdamperTold(workdir, args, name.split("+", 1)[1])
     if name.startswith(("dnsdamper-", "unbound-")):
         base, threads = name.rsplit("-", 1)
         cls = Dnsdamper if base == "dnsdamper" else Unbound
