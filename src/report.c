@@ -14,6 +14,7 @@
 #include "fetch.h"
 #include "localzone.h"
 #include "report.h"
+#include "restore.h"
 #include "upstream.h"
 #include "worker.h"
 #include "zone.h"
@@ -95,6 +96,7 @@ report_cache(const struct report *r, uint64_t stale_entries,
     const struct metrics *m, const struct metrics_writer *w)
 {
 	struct cache_stats cs;
+	struct restore_state rs;
 
 	cache_stats(r->cache, &cs);
 	scalar(w, "dnsdamper_cache_hits_total", "counter",
@@ -115,6 +117,16 @@ report_cache(const struct report *r, uint64_t stale_entries,
 	scalar(w, "dnsdamper_cache_evictions_total", "counter",
 	    "Entries evicted to stay within cache-size.",
 	    (double)cs.evictions);
+	restore_state(r->restore, &rs);
+	scalar(w, "dnsdamper_cache_restore_entries", "gauge",
+	    "Entries restored from the cache file so far.",
+	    (double)rs.entries);
+	scalar(w, "dnsdamper_cache_restore_file_entries", "gauge",
+	    "Entries in the cache file being restored (0 until checked).",
+	    (double)rs.total);
+	scalar(w, "dnsdamper_cache_restore_done", "gauge",
+	    "1 once the cache file has been read (or there was none).",
+	    rs.done ? 1.0 : 0.0);
 	scalar(w, "dnsdamper_stale_answers_total", "counter",
 	    "Stale answers served (RFC 8767).", stale_answers(m));
 	scalar(w, "dnsdamper_prefetches_total", "counter",

@@ -12,6 +12,7 @@
 #include "metrics.h"
 
 struct evbuffer;
+struct restore;
 struct worker;
 
 enum report_format {
@@ -30,6 +31,7 @@ struct report {
 	struct cache	*cache;
 	struct upstream_registry *upstreams;	/* what /upstreams lists */
 	int64_t		 start_time;	/* Unix seconds */
+	const struct restore *restore;	/* the cache file's, or NULL */
 };
 
 /*
