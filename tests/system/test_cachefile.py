@@ -52,11 +52,12 @@ def _saved(d, path):
     return int(m.group(1))
 
 
-def _restored(d, path):
-    """The entries d restored from path: the file is read in the
-    background once d serves, and this waits for the log of its end."""
+def _restored(d, path, timeout=5.0):
+    """The entries d restored from path: a large file is read in the
+    background once d serves, and this waits up to timeout s for the log
+    of its end."""
     m = d.wait_log(rf"cache-file {re.escape(str(path))}: (\d+) entries "
-                   r"restored")
+                   r"restored", timeout=timeout)
     return int(m.group(1))
 
 
@@ -442,7 +443,7 @@ WILD_ZONE = F_ZONE + "*        300 IN A   192.0.2.99\n"
 GROWN = 200_000
 
 
-@pytest.mark.timeout_s(120)
+@pytest.mark.timeout_s(240)
 def test_answers_while_a_large_file_is_restored(dnsdamper, bind, new_bind,
                                                 tmp_path):
     """A file of 200,000 entries is read in the background (dnsdamper(8),
@@ -486,7 +487,8 @@ def test_answers_while_a_large_file_is_restored(dnsdamper, bind, new_bind,
     assert query.addresses(r) == {"192.0.2.99"}, r.text()
     assert c.count(last, since=mark) == 1
     # every record but last's, which was fetched since and is newer
-    assert _restored(d2, path) == total - 1
+    # (a bound, not a measure: slow under sanitizers and on a busy host)
+    assert _restored(d2, path, timeout=100.0) == total - 1
     m = d2.control().metrics()
     assert m.get("dnsdamper_cache_restore_done") == 1
     assert m.get("dnsdamper_cache_restore_entries") == total - 1
