@@ -434,9 +434,10 @@ answer_replace(const struct lruhash_node *old, struct lruhash_node *new)
 	return 1;
 }
 
-int
-cache_insert(struct cache *c, const struct cache_key *key,
-    struct cache_entry *e)
+/* cache_insert, with replace deciding over an entry already there. */
+static int
+cache_insert_as(struct cache *c, const struct cache_key *key,
+    struct cache_entry *e, lruhash_replace_fn replace)
 {
 	if (e->kind == CACHE_UNCACHEABLE) {
 		free(e);
@@ -450,7 +451,14 @@ cache_insert(struct cache *c, const struct cache_key *key,
 		return -1;
 	}
 	return lruhash_insert(c->table, key->hash, key->data, key->len,
-	    &e->node, entry_size(e), answer_replace);
+	    &e->node, entry_size(e), replace);
+}
+
+int
+cache_insert(struct cache *c, const struct cache_key *key,
+    struct cache_entry *e)
+{
+	return cache_insert_as(c, key, e, answer_replace);
 }
 
 /* A failure may only displace another failure (RFC 9520 §3.2). */
@@ -824,6 +832,22 @@ record_valid(const struct cache *c, const struct cache_record *rec,
 	    memcmp(key->data, rec->key->data, key->len) == 0;
 }
 
+/*
+ * An imported entry is a copy from before the restart: it replaces only
+ * an entry stored longer ago still, never one fetched since (the cache
+ * file is read while the workers already answer and fetch); but it does
+ * replace a failure, which holds no answer, while the copy may still be
+ * served, if only as stale (RFC 8767).
+ */
+static int
+import_replace(const struct lruhash_node *old, struct lruhash_node *new)
+{
+	if (ENTRY_OF(old)->stored > ENTRY_OF(new)->stored &&
+	    ENTRY_OF(old)->kind != CACHE_FAILURE)
+		return 0;
+	return answer_replace(old, new);
+}
+
 int
 cache_import(struct cache *c, const struct cache_record *rec, uint64_t now)
 {
@@ -848,7 +872,7 @@ cache_import(struct cache *c, const struct cache_record *rec, uint64_t now)
 		/* Past stale-max-age by now: not worth a slot. */
 		if (past_stale(c, e, now))
 			e->kind = CACHE_UNCACHEABLE;
-		ok = cache_insert(c, &key, e) == 0;
+		ok = cache_insert_as(c, &key, e, import_replace) == 0;
 	}
 	msg_response_free(&r);
 	return ok ? 0 : -1;

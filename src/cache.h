@@ -256,8 +256,10 @@ int	cache_key_load(const struct cache *c, const uint8_t *raw, size_t len,
  * and asks the question of its key, and is still servable at now. Every
  * TTL is stored by the rules of cache_entry_new with the limits in force
  * (max-ttl, max-negative-ttl...), and no longer than rec's; rec->ttl is
- * not used, the lifetime is worked out again from those. Returns 0 if
- * stored, -1 if refused (or out of memory).
+ * not used, the lifetime is worked out again from those. An entry of the
+ * same key already in c stays if it was stored after rec's time and is
+ * no failure: an import never replaces what was fetched since. Returns
+ * 0 if stored, -1 if refused (or out of memory, or a newer entry kept).
  */
 int	cache_import(struct cache *c, const struct cache_record *rec,
 	    uint64_t now);

@@ -1,4 +1,4 @@
-/* cachefile.c: the cache file: written at stop, read back at start. */
+/* cachefile.c: the cache file: written at stop, read back after start. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -31,6 +31,7 @@
 #define FILE_VERSION	1
 #define HEADER_LEN	(MAGIC_LEN + 4 + 8 + 4)
 #define ZONES_MAX	65535
+#define PROGRESS_EVERY	256	/* records between looks at a progress */
 
 static void
 put(struct evbuffer *b, uint64_t v, size_t octets)
@@ -255,10 +256,13 @@ same_forwarding(const struct file_zones *fz, struct zone_table *zones,
 	return 0;
 }
 
-/* Import every record, or none if the file is not entirely sound. */
+/*
+ * Import every record, or none if the file is not entirely sound; with p,
+ * saying how far it got and ending early when p->stop is set.
+ */
 static long
 import_all(struct cache *c, struct zone_table *zones, const uint8_t *all,
-    size_t len, uint64_t now)
+    size_t len, uint64_t now, struct cachefile_progress *p)
 {
 	struct file_record fr;
 	struct cache_key key;
@@ -282,7 +286,19 @@ import_all(struct cache *c, struct zone_table *zones, const uint8_t *all,
 	}
 	/* A clock set back counts as no time passed. */
 	moved = wall > (int64_t)written ? (uint64_t)wall - written : 0;
+	if (p != NULL)
+		__atomic_store_n(&p->total, count, __ATOMIC_RELAXED);
 	for (i = 0; i < count; i++) {
+		/* Often enough that a stop waits for a few hundred records
+		 * at most, rarely enough to cost nothing per record. */
+		if (p != NULL && i % PROGRESS_EVERY == 0) {
+			__atomic_store_n(&p->stored, (uint64_t)stored,
+			    __ATOMIC_RELAXED);
+			if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
+				__atomic_store_n(&p->cut, 1, __ATOMIC_RELAXED);
+				break;
+			}
+		}
 		read_record(&r, &fr, ttls);
 		if (cache_key_load(c, fr.key, fr.key_len, &key) == -1)
 			continue;
@@ -297,6 +313,9 @@ import_all(struct cache *c, struct zone_table *zones, const uint8_t *all,
 		stored += cache_import(c, &fr.rec, now) == 0;
 	}
 	free(ttls);
+	if (p != NULL)
+		__atomic_store_n(&p->stored, (uint64_t)stored,
+		    __ATOMIC_RELAXED);
 	if (rerouted > 0)
 		log_info("cache-file: %ld entries not restored: their names are "
 		    "forwarded differently now", rerouted);
@@ -320,8 +339,15 @@ long
 cachefile_read(struct cache *c, struct zone_table *zones, const char *path,
     uint64_t now)
 {
-	uint8_t *all;
-	size_t len;
+	return cachefile_read_progress(c, zones, path, now, NULL);
+}
+
+long
+cachefile_read_progress(struct cache *c, struct zone_table *zones,
+    const char *path, uint64_t now, struct cachefile_progress *p)
+{
+	uint8_t *all = NULL;
+	size_t len = 0;
 	long stored = -1;
 	int rc;
 
@@ -334,11 +360,14 @@ cachefile_read(struct cache *c, struct zone_table *zones, const char *path,
 		return -1;
 	}
 	if (rc == 1)
-		stored = import_all(c, zones, all, len, now);
+		stored = import_all(c, zones, all, len, now, p);
 	free(all);
 	if (stored == -1)
 		log_warnx("cache-file %s: damaged or not a dnsdamper cache "
 		    "file; ignored", path);
+	else if (p != NULL && __atomic_load_n(&p->cut, __ATOMIC_RELAXED))
+		log_info("cache-file %s: %ld entries restored, then stopped "
+		    "before the end", path, stored);
 	else
 		log_info("cache-file %s: %ld entries restored", path, stored);
 	return stored;

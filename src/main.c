@@ -34,6 +34,7 @@
 #include "ratelimit.h"
 #include "report.h"
 #include "runforward.h"
+#include "restore.h"
 #include "snapshot.h"
 #include "systemd.h"
 #include "upstream.h"
@@ -75,6 +76,7 @@ struct daemon {
 	int			 metrics_fd;
 	char			*control_path;	/* to remove at exit */
 	char			*cache_file;	/* as at start, or NULL */
+	struct restore		*restore;	/* its reading, or NULL */
 	int			 started;	/* serving: worth a cache file */
 	struct event_base	*base;		/* main's, and worker 0's */
 	struct worker		**workers;
@@ -370,6 +372,12 @@ reload(struct daemon *d, struct evbuffer *errors)
 	}
 	conf = snap->conf;
 	warn_restart_only(d, conf, d->snap->conf);
+	/* What it would still restore is checked against the old zones, and
+	 * the flush below would miss it: the rest of the file is given up
+	 * (and at stop the cache is written as usual). */
+	if (!restore_stop(d->restore))
+		log_info("cache-file %s: the rest of it is not restored: "
+		    "reloaded while it was read", d->cache_file);
 	cache_limits_of(conf, &lim);
 	cache_set_limits(d->cache, &lim);
 	upstream_reconfigure(d->upstreams, conf->upstream_timeout_min,
@@ -427,6 +435,8 @@ status_line(const struct daemon *d, char *buf, size_t len)
 	uint64_t hits = 0, asked = 0;
 	size_t i, j, up = 0, all = 0;
 	const struct metrics *m;
+	struct restore_state rs;
+	size_t o;
 
 	for (i = 0; i < d->n_workers; i++) {
 		m = &worker_context(d->workers[i])->metrics;
@@ -444,12 +454,17 @@ status_line(const struct daemon *d, char *buf, size_t len)
 		    upstream_all_down(z->upstreams, z->n_upstreams))
 			degraded = z;
 	}
-	snprintf(buf, len, "%s%s%s%llu queries, %.1f%% from cache, %zu/%zu "
-	    "upstreams up", degraded != NULL ? "degraded: every upstream of " :
-	    "", degraded != NULL ? degraded->name_str : "",
-	    degraded != NULL ? " is down, serving stale; " : "",
-	    (unsigned long long)asked, asked > 0 ? 100.0 * (double)hits /
-	    (double)asked : 0.0, up, all);
+	o = (size_t)snprintf(buf, len, "%s%s%s%llu queries, %.1f%% from cache, "
+	    "%zu/%zu upstreams up", degraded != NULL ?
+	    "degraded: every upstream of " : "", degraded != NULL ?
+	    degraded->name_str : "", degraded != NULL ?
+	    " is down, serving stale; " : "", (unsigned long long)asked,
+	    asked > 0 ? 100.0 * (double)hits / (double)asked : 0.0, up, all);
+	restore_state(d->restore, &rs);
+	if (!rs.done && o < len)
+		snprintf(buf + o, len - o, "; restoring the cache file: %llu "
+		    "of %llu entries", (unsigned long long)rs.entries,
+		    (unsigned long long)rs.total);
 }
 
 static void
@@ -759,11 +774,13 @@ start(struct daemon *d)
 		log_err("start-up");
 		return -1;
 	}
-	if (d->cache_file != NULL)
-		(void)cachefile_read(d->cache, d->snap->zones, d->cache_file,
-		    clock_now_ms());
 	if (start_workers(d) == -1)
 		return -1;
+	/* Read while the workers answer: a large file must not keep the
+	 * adopted sockets waiting (names not yet restored go upstream). */
+	if (d->cache_file != NULL)
+		d->restore = restore_start(d->cache, d->snap->zones,
+		    d->cache_file);
 	report.workers = d->workers;
 	report.n_workers = d->n_workers;
 	report.cache = d->cache;
@@ -771,6 +788,7 @@ start(struct daemon *d)
 	report.upstreams = d->upstreams;
 	report.start_time = d->start_time;
 	report.monitor = d->shared.monitor;
+	report.restore = d->restore;
 	clim.control_clients = d->snap->conf->control_clients;
 	clim.metrics_clients = d->snap->conf->metrics_clients;
 	if ((d->control_fd != -1 || d->metrics_fd != -1) &&
@@ -804,6 +822,7 @@ stop(struct daemon *d)
 {
 	long n;
 	unsigned i;
+	int whole;
 
 	/* From here on a signal would only cut the cache file short. */
 	signal(SIGHUP, SIG_IGN);
@@ -825,8 +844,17 @@ stop(struct daemon *d)
 		runforward_save(d->runforward);
 	/* No worker posts, no watcher is left (control_free closed them). */
 	monitor_free(d->shared.monitor);
+	/*
+	 * Stopped while the file was still being read: the cache lacks its
+	 * unread rest, which is worth more than what this short run fetched,
+	 * so the file stays as it is (its ages move on by the wall clock).
+	 */
+	if (!(whole = restore_stop(d->restore)))
+		log_info("cache-file %s: not written: stopped before it was "
+		    "read whole; the file is kept", d->cache_file);
+	restore_free(d->restore);
 	/* Only a cache that served replaces the file of the last run. */
-	if (d->started && d->cache_file != NULL &&
+	if (d->started && whole && d->cache_file != NULL &&
 	    (n = cachefile_write(d->cache, d->snap->zones, d->cache_file,
 	    clock_now_ms())) >= 0)
 		log_info("cache-file %s: %ld entries saved", d->cache_file, n);

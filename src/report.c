@@ -17,6 +17,7 @@
 #include "localzone.h"
 #include "report.h"
 #include "reporttls.h"
+#include "restore.h"
 #include "upstream.h"
 #include "worker.h"
 #include "zone.h"
@@ -119,6 +120,7 @@ report_cache(const struct report *r, uint64_t stale_entries,
     const struct metrics *m, const struct metrics_writer *w)
 {
 	struct cache_stats cs;
+	struct restore_state rs;
 
 	cache_stats(r->cache, &cs);
 	scalar(w, "dnsdamper_cache_hits_total", "counter",
@@ -137,6 +139,16 @@ report_cache(const struct report *r, uint64_t stale_entries,
 	scalar(w, "dnsdamper_cache_max_bytes", "gauge",
 	    "The cache-size bound.", (double)cs.max_bytes);
 	report_evictions(w, &cs);
+	restore_state(r->restore, &rs);
+	scalar(w, "dnsdamper_cache_restore_entries", "gauge",
+	    "Entries restored from the cache file so far.",
+	    (double)rs.entries);
+	scalar(w, "dnsdamper_cache_restore_file_entries", "gauge",
+	    "Entries in the cache file being restored (0 until checked).",
+	    (double)rs.total);
+	scalar(w, "dnsdamper_cache_restore_done", "gauge",
+	    "1 once the cache file has been read (or there was none).",
+	    rs.done ? 1.0 : 0.0);
 	scalar(w, "dnsdamper_stale_answers_total", "counter",
 	    "Stale answers served (RFC 8767).", stale_answers(m));
 	scalar(w, "dnsdamper_prefetches_total", "counter",

@@ -13,6 +13,7 @@
 
 struct evbuffer;
 struct lkg;
+struct restore;
 struct worker;
 
 enum report_format {
@@ -35,6 +36,7 @@ struct report {
 	struct upstream_registry *upstreams;	/* what /upstreams lists */
 	int64_t		 start_time;	/* Unix seconds */
 	struct monitor	*monitor;	/* what GET /monitor watches */
+	const struct restore *restore;	/* the cache file's, or NULL */
 };
 
 /*

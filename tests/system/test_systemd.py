@@ -414,9 +414,10 @@ def test_reload_restart_and_upgrade_under_load_lose_nothing(
                 # notify socket: closed before the next restart, which
                 # must bind anew
                 fds, names = _take_stored(notify, running.proc.pid)
+            # read in the background while it serves: waited for
+            running.wait_log(rf"cache-file {re.escape(str(cache_file))}: "
+                             r"5\d entries restored")
             log = running.stderr()
-            assert re.search(rf"cache-file {re.escape(str(cache_file))}: "
-                             r"5\d entries restored", log), log
             assert "(socket activation)" not in log, log
             time.sleep(1.0)
         result = load.stop()

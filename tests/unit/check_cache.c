@@ -757,6 +757,70 @@ START_TEST(walk_and_import)
 END_TEST
 
 /*
+ * The cache file is read while the workers fetch: an imported copy never
+ * replaces an entry stored after it (one fetched since the restart), but
+ * does replace one stored before it, and a failure.
+ */
+START_TEST(import_keeps_newer)
+{
+	struct cache_limits lim = limits;
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct cache_result res;
+	struct seen_all all;
+	struct cache_record rec;
+	struct fixture fx;
+	struct cache *b;
+	const uint64_t t1 = 50000000;
+	unsigned i;
+
+	fx_init(&fx, &lim);
+	store(&fx, testpkt_response("www.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|www.example. 300 IN A 192.0.2.1", NULL), "www.example.",
+	    LDNS_RR_TYPE_A);
+	ck_assert_ptr_nonnull(b = cache_new(1 << 20, &lim));
+	memset(&all, 0, sizeof(all));
+	for (i = 0; i < cache_slices(fx.c); i++)
+		cache_walk_slice(fx.c, i, T0 + 5000, see, &all);
+	ck_assert_int_eq(all.answers, 1);
+
+	/* Fetched in fx at T0; the copy 5 s old at T0 + 1 s was stored at
+	 * T0 - 4 s: refused, the fetched entry (300 s left at T0) stays. */
+	ck_assert_int_eq(cache_import(fx.c, &all.answer.rec, T0 + 1000), -1);
+	cache_lookup(fx.c, &fx.key, &fx.q, &opts, T0, out, sizeof(out), &res);
+	ck_assert_int_eq(res.state, CACHE_FRESH);
+	ck_assert_uint_eq(res.expires_in, 300000);
+
+	/* In b: 5 s old at t1, then 1 s old replaces it (TTL 299 s left),
+	 * then the 5 s old copy again is refused and 299 s stay. */
+	ck_assert_int_eq(cache_import(b, &all.answer.rec, t1), 0);
+	rec = all.answer.rec;
+	rec.age = 1000;
+	ck_assert_int_eq(cache_import(b, &rec, t1), 0);
+	ck_assert_int_eq(cache_import(b, &all.answer.rec, t1), -1);
+	cache_key_make(b, &fx.q.q, 0, 0, &fx.key);
+	cache_lookup(b, &fx.key, &fx.q, &opts, t1, out, sizeof(out), &res);
+	ck_assert_int_eq(res.state, CACHE_FRESH);
+	ck_assert_uint_eq(res.expires_in, 299000);
+	cache_free(b);
+
+	/* A failure (RFC 9520) holds no answer: the older copy replaces it,
+	 * 5 s old at t1, 295 s left. */
+	ck_assert_ptr_nonnull(b = cache_new(1 << 20, &lim));
+	cache_key_make(b, &fx.q.q, 0, 0, &fx.key);
+	cache_refresh_failed(b, &fx.key, t1);
+	cache_lookup(b, &fx.key, &fx.q, &opts, t1, out, sizeof(out), &res);
+	ck_assert_int_eq(res.kind, CACHE_FAILURE);
+	ck_assert_int_eq(cache_import(b, &all.answer.rec, t1), 0);
+	cache_lookup(b, &fx.key, &fx.q, &opts, t1, out, sizeof(out), &res);
+	ck_assert_int_eq(res.state, CACHE_FRESH);
+	ck_assert_int_eq(res.kind, CACHE_POSITIVE);
+	ck_assert_uint_eq(res.expires_in, 295000);
+	cache_free(b);
+	fx_fini(&fx);
+}
+END_TEST
+
+/*
  * A record as a forged cache file may hold it: its message as an upstream
  * would have sent it (resp, freed here), the TTL of each RR and the kind
  * and lifetime claimed, stored a second ago; imported into c at T0.
@@ -1014,6 +1078,7 @@ cache_suite(void)
 	tcase_add_test(tc, key_parts);
 	tcase_add_test(tc, key_load);
 	tcase_add_test(tc, walk_and_import);
+	tcase_add_test(tc, import_keeps_newer);
 	tcase_add_test(tc, import_reapplies_rules);
 	tcase_add_test(tc, entry_layout);
 	tcase_add_test(tc, bounded_under_flood);
