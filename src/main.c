@@ -1,6 +1,7 @@
 /* main.c: command line, start-up order, signals, reload and shutdown. */
 #include "autoconf.h"
 
+#include <sys/queue.h>
 #include <sys/resource.h>
 
 #include <errno.h>
@@ -28,6 +29,7 @@
 #include "printconf.h"
 #include "priv.h"
 #include "ratelimit.h"
+#include "rebuild.h"
 #include "report.h"
 #include "snapshot.h"
 #include "systemd.h"
@@ -47,14 +49,23 @@
 /*
  * How long main waits for every worker to serve a new snapshot before a
  * reload says it is done: a loop turns in microseconds; one that takes
- * longer is busy with a burst, and takes the snapshot after it.
+ * longer is busy with a burst, and takes the snapshot after it. Main's
+ * loop answers meanwhile: it looks again every SERVE_POLL_MS.
  */
 #define SERVE_WAIT_MS	2000
+#define SERVE_POLL_MS	1
 /*
  * A worker whose 1 s tick is this late is stuck: the watchdog is pinged
  * no more, and the service manager restarts us.
  */
 #define WORKER_LATE_MS	3000
+
+/* A POST /reload waiting for a build. */
+struct reload_waiter {
+	TAILQ_ENTRY(reload_waiter) entry;
+	struct control_reload	*r;
+};
+TAILQ_HEAD(reload_waiters, reload_waiter);
 
 struct daemon {
 	const char		*config_given;	/* -c, or NULL */
@@ -76,6 +87,20 @@ struct daemon {
 	unsigned		 n_workers;
 	struct control		*control;
 	struct event		*events[6];	/* signals and timers */
+	/*
+	 * Reloads and hosts files are built off the loop (rebuild.h), one
+	 * at a time; what it made is published in the loop, and the build
+	 * is over once every worker serves it (settling).
+	 */
+	struct rebuild		*rebuild;
+	int			 reload_asked;	/* a reload to build next */
+	struct reload_waiters	 asked;		/* POST /reload of that one */
+	struct reload_waiters	 building;	/* of the build running */
+	int			 building_reload; /* it is a reload */
+	struct event		*settle_ev;	/* polls the workers */
+	int			 settling;	/* published, not served yet */
+	uint64_t		 settle_start;	/* ms */
+	struct snapshot		*retiring;	/* the one replaced */
 	struct log_limit	 late_log;	/* a stuck worker, said */
 	int64_t			 start_time;	/* Unix seconds */
 };
@@ -196,29 +221,6 @@ log_serving(const struct daemon *d)
 	log_listeners(d);
 }
 
-/* Load path into conf, its errors logged and, if errors, appended there. */
-static int
-load_logged(const char *path, struct config *conf, struct evbuffer *errors)
-{
-	char *text = NULL, *line, *save;
-	size_t len = 0;
-	FILE *errs;
-	int rc;
-
-	if ((errs = open_memstream(&text, &len)) == NULL)
-		return -1;
-	rc = parse_load(path, conf, errs);
-	fclose(errs);
-	for (line = strtok_r(text, "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save)) {
-		log_errx("%s", line);
-		if (errors != NULL)
-			evbuffer_add_printf(errors, "%s\n", line);
-	}
-	free(text);
-	return rc;
-}
-
 struct routing {
 	struct zone_table	*old;
 	struct zone_table	*new;
@@ -276,25 +278,97 @@ warn_restart_only(const struct daemon *d, const struct config *conf,
 		    "cache-file and user take effect at restart");
 }
 
+/* The reload's POST /reload waiters answered: ok, or not with errors. */
+static void
+answer_waiters(struct reload_waiters *list, int ok, const char *errors)
+{
+	struct reload_waiter *rw;
+
+	while ((rw = TAILQ_FIRST(list)) != NULL) {
+		TAILQ_REMOVE(list, rw, entry);
+		control_reload_done(rw->r, ok, errors);
+		free(rw);
+	}
+}
+
+static void	next_build(struct daemon *);
+
 /*
- * Every worker serves snap (a reference taken over) from now on, main too;
- * each has taken it, or is said to be late, before this returns.
+ * The snapshot published is served by every worker (or one is late):
+ * the one it replaced goes to the builder's thread to be freed there (a
+ * table of 100,000 names takes milliseconds to free), and the reload or
+ * the hosts file change is said to be done.
+ */
+static void
+settle_end(struct daemon *d)
+{
+	d->settling = 0;
+	rebuild_release(d->rebuild, d->retiring);
+	d->retiring = NULL;
+	if (d->building_reload) {
+		choose_log(d->snap->conf);
+		log_serving(d);
+		log_info("reloaded");
+		systemd_ready("reloaded");
+		answer_waiters(&d->building, 1, NULL);
+	} else
+		log_info("hosts-file changed: %zu local names now",
+		    localzone_table_names(d->snap->local));
+	next_build(d);
+}
+
+/* Whether every worker serves d->snap; said for each late one at the
+ * deadline (late 1), as it will after what it is busy with. */
+static int
+all_served(const struct daemon *d, int late)
+{
+	unsigned i;
+	int all = 1;
+
+	for (i = 0; i < d->n_workers; i++)
+		if (worker_wait_served(d->workers[i], 0) == -1) {
+			all = 0;
+			if (late)
+				log_warnx("worker %u has not taken the new "
+				    "configuration within %u ms: it will after "
+				    "what it is busy with", i, SERVE_WAIT_MS);
+		}
+	return all;
+}
+
+static void
+settle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct timeval tv = clock_ms_to_tv(SERVE_POLL_MS);
+	struct daemon *d = arg;
+	int late;
+
+	(void)fd;
+	(void)what;
+	late = clock_now_ms() - d->settle_start >= SERVE_WAIT_MS;
+	if (all_served(d, late) || late)
+		settle_end(d);
+	else
+		event_add(d->settle_ev, &tv);
+}
+
+/*
+ * Every worker serves snap (a reference taken over) from now on, main too
+ * (worker 0 at once, on this loop); settle_end follows once each has
+ * taken it, without holding up this loop meanwhile.
  */
 static void
 publish(struct daemon *d, struct snapshot *snap)
 {
-	struct snapshot *old = d->snap;
 	unsigned i;
 
+	d->retiring = d->snap;
 	d->snap = snap;
+	d->settling = 1;
+	d->settle_start = clock_now_ms();
 	for (i = 0; i < d->n_workers; i++)
 		worker_serve(d->workers[i], snap);
-	for (i = 0; i < d->n_workers; i++)
-		if (worker_wait_served(d->workers[i], SERVE_WAIT_MS) == -1)
-			log_warnx("worker %u has not taken the new "
-			    "configuration within %u ms: it will after what "
-			    "it is busy with", i, SERVE_WAIT_MS);
-	snapshot_unref(old);
+	settle_cb(-1, 0, d);
 }
 
 /* The shared rate limit table as conf says (a reload). */
@@ -307,54 +381,47 @@ ratelimit_reconfigure(const struct daemon *d, const struct config *conf)
 		    "previous table", conf->ratelimit_size);
 }
 
-/* The snapshot of the config at d's path; NULL (logged) on any error. */
-static struct snapshot *
-load_snapshot(struct daemon *d, struct evbuffer *errors)
+/* A reload that failed: the daemon keeps serving with what it had. */
+static void
+reload_failed(struct daemon *d, const char *errors)
 {
-	struct localzone_table *local = NULL;
-	struct zone_table *zones = NULL;
-	struct snapshot *snap = NULL;
-	struct config conf;
-
-	memset(&conf, 0, sizeof(conf));
-	if (load_logged(d->config_path, &conf, errors) == -1)
-		return NULL;
-	if ((zones = zone_table_new(d->upstreams, &conf)) == NULL ||
-	    (local = localbuild_table(&conf)) == NULL) {
-		log_err("reload");
-		zone_table_unref(zones);
-		config_free(&conf);
-		return NULL;
-	}
-	if ((snap = snapshot_new(&conf, zones, local)) == NULL)
-		log_err("reload");
-	return snap;
+	log_errx("reload failed; still running the previous configuration");
+	systemd_ready("reload failed; running the previous configuration");
+	answer_waiters(&d->building, 0, errors);
+	next_build(d);
 }
 
 /*
- * Parse the new config completely before touching the running one; on
- * any error the daemon keeps serving with what it had, cache included.
- * Cached names whose forwarding changed are flushed.
+ * A reload's build is back: the configuration was parsed completely and
+ * its local zones built before the running one is touched; on any error
+ * the daemon keeps serving with what it had, cache included. Cached
+ * names whose forwarding changed are flushed.
  */
-static int
-reload(struct daemon *d, struct evbuffer *errors)
+static void
+reload_built(struct daemon *d, struct rebuild_result *r)
 {
 	const struct config *conf;
 	struct cache_limits lim;
 	struct routing routing;
+	struct zone_table *zones;
 	struct snapshot *snap;
 	uint64_t flushed;
 
-	systemd_reloading();
-	d->config_path = config_path(d->config_given);
-	log_info("reloading %s", d->config_path ? d->config_path :
-	    "the built-in defaults");
-	if ((snap = load_snapshot(d, errors)) == NULL) {
-		log_errx("reload failed; still running the previous "
-		    "configuration");
-		systemd_ready("reload failed; running the previous "
-		    "configuration");
-		return -1;
+	if (r->rc == -1) {
+		reload_failed(d, r->errors);
+		return;
+	}
+	if ((zones = zone_table_new(d->upstreams, &r->conf)) == NULL) {
+		log_err("reload");
+		reload_failed(d, "out of memory");
+		return;
+	}
+	snap = snapshot_new(&r->conf, zones, r->local);
+	r->local = NULL;		/* moved into snap, or freed */
+	if (snap == NULL) {
+		log_err("reload");
+		reload_failed(d, "out of memory");
+		return;
 	}
 	conf = snap->conf;
 	warn_restart_only(d, conf, d->snap->conf);
@@ -372,17 +439,85 @@ reload(struct daemon *d, struct evbuffer *errors)
 	    conf->retry_budget_min);
 	ratelimit_reconfigure(d, conf);
 	publish(d, snap);
-	choose_log(d->snap->conf);
-	log_serving(d);
-	log_info("reloaded");
-	systemd_ready("reloaded");
-	return 0;
 }
 
-static int
-control_reload(void *arg, struct evbuffer *errors)
+/* A hosts file's build is back: served with the same configuration. */
+static void
+hosts_built(struct daemon *d, struct rebuild_result *r)
 {
-	return reload(arg, errors);
+	struct snapshot *snap;
+
+	/* Built from what is still served (builds come one at a time). */
+	if (r->rc == -1 || r->snap != d->snap ||
+	    (snap = snapshot_with_local(d->snap, r->local)) == NULL) {
+		r->local = NULL;
+		log_warn("hosts-file changed, but cannot be read again; "
+		    "serving it as it was");
+		next_build(d);
+		return;
+	}
+	r->local = NULL;		/* moved into snap */
+	publish(d, snap);
+}
+
+/* rebuild's done: in main's loop. */
+static void
+build_done(void *arg, struct rebuild_result *r)
+{
+	struct daemon *d = arg;
+
+	if (r->reload)
+		reload_built(d, r);
+	else
+		hosts_built(d, r);
+	rebuild_result_free(r);
+}
+
+/*
+ * The reload asked for, if any, started now unless a build is running
+ * or settling (it is started when that one ends): the file is read after
+ * the request, so that a POST /reload gets the file as it was then.
+ */
+static void
+next_build(struct daemon *d)
+{
+	if (!d->reload_asked || d->settling || rebuild_busy(d->rebuild))
+		return;
+	d->reload_asked = 0;
+	TAILQ_CONCAT(&d->building, &d->asked, entry);
+	d->building_reload = 1;
+	systemd_reloading();
+	d->config_path = config_path(d->config_given);
+	log_info("reloading %s", d->config_path ? d->config_path :
+	    "the built-in defaults");
+	if (rebuild_reload(d->rebuild, d->config_path) == -1) {
+		log_err("reload");
+		reload_failed(d, "out of memory");
+	}
+}
+
+/* A reload asked for by SIGHUP (r NULL) or POST /reload (r). */
+static void
+reload_ask(struct daemon *d, struct control_reload *r)
+{
+	struct reload_waiter *rw;
+
+	if (r != NULL) {
+		if ((rw = malloc(sizeof(*rw))) == NULL) {
+			control_reload_done(r, 0, "out of memory");
+			return;
+		}
+		rw->r = r;
+		TAILQ_INSERT_TAIL(&d->asked, rw, entry);
+	}
+	d->reload_asked = 1;
+	next_build(d);
+}
+
+static void
+control_reload(void *arg, struct control_reload *r)
+{
+	reload_ask(arg, r);
 }
 
 static void
@@ -392,7 +527,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 
 	(void)what;
 	if (sig == SIGHUP) {
-		(void)reload(d, NULL);
+		reload_ask(d, NULL);
 		return;
 	}
 	log_info("exiting on signal %d", (int)sig);
@@ -444,27 +579,25 @@ status_cb(evutil_socket_t fd, short what, void *arg)
 	systemd_status(buf);
 }
 
-/* A hosts file changed: the local answers are built again from it. */
+/*
+ * A hosts file changed: the local answers are built again from it, off
+ * the loop. Not while another build runs or a reload waits: that one
+ * reads the hosts files too, or the next look sees the change.
+ */
 static void
 hosts_check_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
-	struct localzone_table *local;
-	struct snapshot *snap;
 
 	(void)fd;
 	(void)what;
-	if (!localzone_table_changed(d->snap->local))
+	if (d->reload_asked || d->settling || rebuild_busy(d->rebuild) ||
+	    !localzone_table_changed(d->snap->local))
 		return;
-	if ((local = localbuild_table(d->snap->conf)) == NULL ||
-	    (snap = snapshot_with_local(d->snap, local)) == NULL) {
+	d->building_reload = 0;
+	if (rebuild_hosts(d->rebuild, d->snap) == -1)
 		log_warn("hosts-file changed, but cannot be read again; "
 		    "serving it as it was");
-		return;
-	}
-	publish(d, snap);
-	log_info("hosts-file changed: %zu local names now",
-	    localzone_table_names(d->snap->local));
 }
 
 /*
@@ -603,6 +736,9 @@ start_events(struct daemon *d)
 		return -1;
 	if ((d->events[5] = event_new(d->base, -1, EV_PERSIST, hosts_check_cb,
 	    d)) == NULL || event_add(d->events[5], &hosts) == -1)
+		return -1;
+	if ((d->settle_ev = event_new(d->base, -1, 0, settle_cb, d)) == NULL ||
+	    (d->rebuild = rebuild_new(d->base, build_done, d)) == NULL)
 		return -1;
 	/* Pinged from the loop itself: a stuck loop gets us killed. */
 	if (wd > 0) {
@@ -744,7 +880,14 @@ stop(struct daemon *d)
 	for (i = 0; i < sizeof(d->events) / sizeof(d->events[0]); i++)
 		if (d->events[i] != NULL)
 			event_free(d->events[i]);
+	/* A reload not yet done is not going to be. */
+	answer_waiters(&d->building, 0, "shutting down");
+	answer_waiters(&d->asked, 0, "shutting down");
 	control_free(d->control);
+	if (d->settle_ev != NULL)
+		event_free(d->settle_ev);
+	rebuild_free(d->rebuild);
+	snapshot_unref(d->retiring);
 	/* Every thread out of its loop before any worker is freed. */
 	for (i = 0; d->workers != NULL && i < d->n_workers; i++)
 		if (d->workers[i] != NULL)
@@ -816,6 +959,8 @@ main(int argc, char *argv[])
 	int ch, check = 0, verbose = 0;
 
 	memset(&d, 0, sizeof(d));
+	TAILQ_INIT(&d.asked);
+	TAILQ_INIT(&d.building);
 	log_init("dnsdamper", LOG_LEVEL_INFO);
 	while ((ch = getopt(argc, argv, "c:htVv")) != -1) {
 		switch (ch) {

@@ -4,8 +4,9 @@
  * requests, or anything else), sent over a real unix socket to the
  * control of a worker with the query path's configuration and a filled
  * cache, on a real event loop; the client reads every answer until the
- * daemon closes the connection. POST /reload fails every other time, with
- * an error that needs quoting. An input that leaves the connection open
+ * daemon closes the connection. POST /reload succeeds, fails with an
+ * error that needs quoting, or is answered at the loop's next turn, in
+ * turn. An input that leaves the connection open
  * for 2 s after the client stopped writing aborts (a stuck connection).
  */
 #include "autoconf.h"
@@ -61,14 +62,35 @@ struct fuzz_peer {
 	int		 stuck;		/* the watchdog fired */
 };
 
-static int
-reload(void *arg, struct evbuffer *errors)
+static void
+reload_later(evutil_socket_t fd, short what, void *arg)
 {
+	(void)fd;
+	(void)what;
+	control_reload_done(arg, 1, NULL);
+}
+
+/* Done at once, refused at once, or done at the loop's next turn (as a
+ * reload built off the loop is, the client perhaps gone by then). */
+static void
+reload(void *arg, struct control_reload *r)
+{
+	static const struct timeval now = { 0, 0 };
+
 	(void)arg;
-	if (d.reloads++ % 2 == 0)
-		return 0;
-	evbuffer_add_printf(errors, "x.conf:1: \"quoted\" \\ and\ttab\n");
-	return -1;
+	switch (d.reloads++ % 3) {
+	case 0:
+		control_reload_done(r, 1, NULL);
+		break;
+	case 1:
+		control_reload_done(r, 0,
+		    "x.conf:1: \"quoted\" \\ and\ttab\n");
+		break;
+	default:
+		ck_assert(event_base_once(d.w.ctx.base, -1, EV_TIMEOUT,
+		    reload_later, r, &now) == 0);
+		break;
+	}
 }
 
 int
