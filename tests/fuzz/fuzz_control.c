@@ -172,6 +172,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct timeval two = { 2, 0 };
 	struct fuzz_peer p = { -1, data, size, 0, 0 };
 	struct event *ev, *watchdog;
+	int i;
 
 	if (size > INPUT_MAX)
 		return 0;
@@ -198,7 +199,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ck_assert_int_eq(event_add(ev, NULL), 0);
 		}
 	}
-	ck_assert_msg(!p.stuck, "the connection is still open 2 s after "
+	/* A process starved of CPU (a loaded machine, nice 19) can find the
+	 * watchdog due together with the events that end the connection:
+	 * stuck is what turns of the loop that need not wait do not end. */
+	for (i = 0; p.stuck && !p.done && i < 100; i++)
+		ck_assert(event_base_loop(d.w.ctx.base, EVLOOP_NONBLOCK) != -1);
+	ck_assert_msg(p.done, "the connection is still open 2 s after "
 	    "the request");
 	event_free(watchdog);
 	event_free(ev);
