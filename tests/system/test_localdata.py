@@ -120,8 +120,9 @@ def test_hosts_file_edited_while_running(tmp_path, dnsdamper, bind):
 
 
 BIG = 100_000           # lines of the big hosts file
-RELOAD_WITHIN = 60.0    # s: a reload of it is answered within this (some
-                        # 0.1 s of CPU; seconds on a loaded machine)
+RELOAD_WITHIN = 300.0   # s: a build of it is done within this (some 0.1
+                        # s of CPU, seconds under ThreadSanitizer: on a
+                        # loaded machine, tens of seconds)
 
 
 def _big_hosts(path, last):
@@ -137,7 +138,7 @@ def _big_hosts(path, last):
     tmp.rename(path)
 
 
-@pytest.mark.timeout_s(120)
+@pytest.mark.timeout_s(6 * RELOAD_WITHIN)
 @pytest.mark.parametrize("threads", [1, 2])
 def test_big_hosts_file_reloaded_while_queried(tmp_path, dnsdamper, bind,
                                                threads):
@@ -147,7 +148,7 @@ def test_big_hosts_file_reloaded_while_queried(tmp_path, dnsdamper, bind,
     POST /reload is answered after the new file is served; a bad config
     at reload is refused and the file's names stay; then an edit without
     a reload is picked up by the hosts file check. Every query of the
-    client is answered (each waits up to 2 s: a stall of the loop while
+    client is answered (each waits up to 5 s: a stall of the loop while
     a table is built or freed shows as lost answers only when it is
     long, so the figures are contrib/bench's `reloadstall`)."""
     hosts = tmp_path / "hosts"
@@ -166,7 +167,7 @@ def test_big_hosts_file_reloaded_while_queried(tmp_path, dnsdamper, bind,
         names = ("h7.bighosts.test", "www.example.test")
         while not stop.is_set() and asked[0] < 20000:
             try:
-                r = query.udp(d.port, names[asked[0] % 2], timeout=2.0)
+                r = query.udp(d.port, names[asked[0] % 2], timeout=5.0)
                 if r.rcode != dns.rcode.NOERROR or not r.msg.answer:
                     lost.append(r.text())
             except query.NoAnswer as e:
