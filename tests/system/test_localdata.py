@@ -194,8 +194,8 @@ def test_big_hosts_file_reloaded_while_queried(tmp_path, dnsdamper, bind,
         assert query.addresses(query.udp(d.port, last)) == {"192.0.2.83"}
         # an edit without a reload: the once-a-second look finds it
         _big_hosts(hosts, "192.0.2.90")
-        assert _poll_addresses(d.port, last, {"192.0.2.90"}, RELOAD_WITHIN) == \
-            {"192.0.2.90"}
+        assert _poll_addresses(d.port, last, {"192.0.2.90"},
+                               RELOAD_WITHIN) == {"192.0.2.90"}
     finally:
         stop.set()
         t.join(10.0)
