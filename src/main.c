@@ -294,17 +294,16 @@ answer_waiters(struct reload_waiters *list, int ok, const char *errors)
 static void	next_build(struct daemon *);
 
 /*
- * The snapshot published is served by every worker (or one is late):
- * the one it replaced goes to the builder's thread to be freed there (a
- * table of 100,000 names takes milliseconds to free), and the reload or
- * the hosts file change is said to be done.
+ * The snapshot replaced is freed (what it held, such as the upstreams a
+ * reload removed, is gone from every report): the reload or the hosts
+ * file change is done.
  */
 static void
-settle_end(struct daemon *d)
+settle_end(void *arg)
 {
+	struct daemon *d = arg;
+
 	d->settling = 0;
-	rebuild_release(d->rebuild, d->retiring);
-	d->retiring = NULL;
 	if (d->building_reload) {
 		choose_log(d->snap->conf);
 		log_serving(d);
@@ -341,15 +340,22 @@ settle_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct timeval tv = clock_ms_to_tv(SERVE_POLL_MS);
 	struct daemon *d = arg;
+	struct snapshot *snap;
 	int late;
 
 	(void)fd;
 	(void)what;
 	late = clock_now_ms() - d->settle_start >= SERVE_WAIT_MS;
-	if (all_served(d, late) || late)
-		settle_end(d);
-	else
+	if (!all_served(d, late) && !late) {
 		event_add(d->settle_ev, &tv);
+		return;
+	}
+	/* Every worker serves the new one (or one is late): the one it
+	 * replaced is freed on the builder's thread (a table of 100,000
+	 * names takes milliseconds to free), settle_end after. */
+	snap = d->retiring;
+	d->retiring = NULL;
+	rebuild_release(d->rebuild, snap, settle_end, d);
 }
 
 /*

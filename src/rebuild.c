@@ -19,10 +19,12 @@
 #include "rebuild.h"
 #include "snapshot.h"
 
-/* A finished build, on its way to main's loop. */
+/* A finished build (or release), on its way to main's loop. */
 struct done_msg {
 	struct mailbox_msg	 m;
-	struct rebuild_result	*r;
+	struct rebuild_result	*r;		/* a build's */
+	void			(*then)(void *);	/* a release's */
+	void			*arg;
 };
 
 /* One thing for the thread to do, in the order asked. */
@@ -123,8 +125,12 @@ done_cb(struct mailbox_msg *m, void *arg, int cancelled)
 		free(dm);
 		return;
 	}
-	b->busy = 0;
-	b->done(b->arg, dm->r);
+	if (dm->then != NULL)
+		dm->then(dm->arg);
+	else {
+		b->busy = 0;
+		b->done(b->arg, dm->r);
+	}
 	free(dm);
 }
 
@@ -137,6 +143,8 @@ run(struct rebuild *b, struct job *j)
 	if (j->what == JOB_RELEASE) {
 		snapshot_unref(j->snap);
 		j->snap = NULL;
+		j->dm = NULL;
+		mailbox_post(b->mailbox, &dm->m);
 		return;
 	}
 	dm->r->snap = j->snap;
@@ -289,18 +297,23 @@ rebuild_busy(const struct rebuild *b)
 }
 
 void
-rebuild_release(struct rebuild *b, struct snapshot *snap)
+rebuild_release(struct rebuild *b, struct snapshot *snap,
+    void (*then)(void *), void *arg)
 {
 	struct job *j;
 
-	if (snap == NULL)
-		return;
-	if ((j = calloc(1, sizeof(*j))) == NULL) {
+	if ((j = calloc(1, sizeof(*j))) == NULL ||
+	    (j->dm = calloc(1, sizeof(*j->dm))) == NULL) {
+		free(j);
 		snapshot_unref(snap);
+		then(arg);
 		return;
 	}
 	j->what = JOB_RELEASE;
 	j->snap = snap;
+	j->dm->m.fn = done_cb;
+	j->dm->then = then;
+	j->dm->arg = arg;
 	queue(b, j);
 }
 

@@ -71,10 +71,13 @@ int	rebuild_busy(const struct rebuild *b);
 /*
  * rebuild_release: drop snap's reference (taken over) on the builder's
  * thread, after the build running if any: the last one frees the
- * snapshot there instead of in the caller's loop. If out of memory it
- * is dropped at once.
+ * snapshot there instead of in the caller's loop. Then then(arg) is
+ * called in base's loop (not if rebuild_free comes first), so that what
+ * the snapshot held (its upstreams, in every report) is known gone. Out
+ * of memory, snap is dropped and then(arg) called at once.
  */
-void	rebuild_release(struct rebuild *b, struct snapshot *snap);
+void	rebuild_release(struct rebuild *b, struct snapshot *snap,
+	    void (*then)(void *arg), void *arg);
 
 /* rebuild_result_free: what r still holds, and r. NULL is fine. */
 void	rebuild_result_free(struct rebuild_result *r);

@@ -143,11 +143,19 @@ START_TEST(bad_config_refused_with_its_errors)
 }
 END_TEST
 
+static void
+on_released(void *arg)
+{
+	(*(int *)arg)++;
+}
+
 START_TEST(hosts_built_again_for_the_snapshot)
 {
+	struct timeval tick = { 0, 10000 };
 	struct world w;
 	struct rebuild_result *r;
 	struct snapshot *snap;
+	int i, released;
 
 	world_init(&w, "192.0.2.1 a.test\n");
 	ck_assert_int_eq(rebuild_reload(w.b, w.conf), 0);
@@ -174,9 +182,16 @@ START_TEST(hosts_built_again_for_the_snapshot)
 	ck_assert(!has(r->local, A_TEST, sizeof(A_TEST), 1));
 	ck_assert(!localzone_table_changed(r->local));
 	rebuild_result_free(r);
-	/* main's last reference, dropped on the thread */
-	rebuild_release(w.b, snap);
-	rebuild_release(w.b, NULL);
+	/* main's last reference, dropped on the thread, then said */
+	released = 0;
+	rebuild_release(w.b, snap, on_released, &released);
+	rebuild_release(w.b, NULL, on_released, &released);
+	for (i = 0; i < 6000 && released < 2; i++) {
+		event_base_loopexit(w.base, &tick);
+		ck_assert_int_ne(event_base_dispatch(w.base), -1);
+	}
+	ck_assert_int_eq(released, 2);
+	ck_assert_uint_eq(w.got.calls, 1);
 	world_free(&w);
 }
 END_TEST
