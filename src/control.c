@@ -526,36 +526,56 @@ bad:
 	    "usage: /flush, /flush?name=NAME[&type=TYPE] or /flush?zone=ZONE");
 }
 
+/* A POST /reload waiting for its reload: libevent keeps req until our
+ * reply frees it, even if the client went away meanwhile. */
+struct control_reload {
+	struct evhttp_request	*req;
+	enum report_format	 format;
+};
+
 static void
 post_reload(struct control *c, struct evhttp_request *req)
 {
-	struct evbuffer *errors = evbuffer_new(), *b = evbuffer_new();
-	enum report_format f = format_of(req);
-	char *text;
+	struct control_reload *r;
 
-	if (errors == NULL || b == NULL) {
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
 		evhttp_send_error(req, HTTP_INTERNAL, NULL);
-	} else if (c->reload(c->reload_arg, errors) == 0) {
+		return;
+	}
+	r->req = req;
+	r->format = format_of(req);
+	c->reload(c->reload_arg, r);
+}
+
+void
+control_reload_done(struct control_reload *r, int ok, const char *errors)
+{
+	struct evbuffer *b = evbuffer_new();
+	struct evhttp_request *req = r->req;
+	enum report_format f = r->format;
+
+	free(r);
+	if (b == NULL) {
+		evhttp_send_error(req, HTTP_INTERNAL, NULL);
+		return;
+	}
+	if (errors == NULL)
+		errors = "";
+	if (ok) {
 		evbuffer_add_printf(b, f == REPORT_TEXT ? "reloaded\n" :
 		    "{\"reloaded\": true}\n");
 		reply(req, HTTP_OK, "OK", content_type(f), b);
 	} else if (f == REPORT_TEXT) {
 		evbuffer_add_printf(b, "reload failed; still running the "
-		    "previous configuration:\n");
-		evbuffer_add_buffer(b, errors);
+		    "previous configuration:\n%s", errors);
 		reply(req, HTTP_INTERNAL, "Reload Failed", TEXT_TYPE, b);
 	} else {
-		evbuffer_add(errors, "", 1);
-		text = (char *)evbuffer_pullup(errors, -1);
 		evbuffer_add_printf(b, "{\"reloaded\": false, \"errors\": ");
-		metrics_json_string(b, text);
+		metrics_json_string(b, errors);
 		evbuffer_add_printf(b, "}\n");
 		reply(req, HTTP_INTERNAL, "Reload Failed", JSON_TYPE, b);
 	}
-	if (errors != NULL)
-		evbuffer_free(errors);
-	if (b != NULL)
-		evbuffer_free(b);
+	evbuffer_free(b);
 }
 
 #ifndef SO_PEERGROUPS

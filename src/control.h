@@ -32,11 +32,25 @@
 struct evbuffer;
 struct control;
 
+/* A POST /reload waiting for the reload it started to end. */
+struct control_reload;
+
 /*
- * Reloads the configuration for POST /reload: returns 0, or -1 with the
- * reasons (one per line) appended to errors.
+ * Starts a reload of the configuration for POST /reload. The reload may
+ * take a while (it is built off the loop): whoever is called ends r with
+ * control_reload_done, now or later, in the control's loop and before
+ * control_free; the reply goes out then.
  */
-typedef int (*control_reload_fn)(void *arg, struct evbuffer *errors);
+typedef void (*control_reload_fn)(void *arg, struct control_reload *r);
+
+/*
+ * control_reload_done: the reload of r is over: ok 1 (serving the new
+ * configuration), or 0, refused, with the reasons in errors (one per
+ * line, borrowed; NULL: none to say). Replies to the client (if it went
+ * away, libevent frees its request now) and frees r.
+ */
+void	control_reload_done(struct control_reload *r, int ok,
+	    const char *errors);
 
 /* What a /forward request asks (the parameters borrowed from the request). */
 enum control_forward_op {

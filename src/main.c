@@ -1,6 +1,7 @@
 /* main.c: command line, start-up order, signals, reload and shutdown. */
 #include "autoconf.h"
 
+#include <sys/queue.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 
@@ -32,6 +33,7 @@
 #include "printconf.h"
 #include "priv.h"
 #include "ratelimit.h"
+#include "rebuild.h"
 #include "report.h"
 #include "runforward.h"
 #include "restore.h"
@@ -53,14 +55,23 @@
 /*
  * How long main waits for every worker to serve a new snapshot before a
  * reload says it is done: a loop turns in microseconds; one that takes
- * longer is busy with a burst, and takes the snapshot after it.
+ * longer is busy with a burst, and takes the snapshot after it. Main's
+ * loop answers meanwhile: it looks again every SERVE_POLL_MS.
  */
 #define SERVE_WAIT_MS	2000
+#define SERVE_POLL_MS	1
 /*
  * A worker whose 1 s tick is this late is stuck: the watchdog is pinged
  * no more, and the service manager restarts us.
  */
 #define WORKER_LATE_MS	3000
+
+/* A POST /reload waiting for a build. */
+struct reload_waiter {
+	TAILQ_ENTRY(reload_waiter) entry;
+	struct control_reload	*r;
+};
+TAILQ_HEAD(reload_waiters, reload_waiter);
 
 struct daemon {
 	const char		*config_given;	/* -c, or NULL */
@@ -85,6 +96,22 @@ struct daemon {
 	gid_t			 control_gid;	/* the control socket's */
 	struct runforward	*runforward;	/* runtime forward zones */
 	struct event		*events[7];	/* signals and timers */
+	/*
+	 * Reloads and hosts files are built off the loop (rebuild.h), one
+	 * at a time; what it made is published in the loop, and the build
+	 * is over once every worker serves it (settling).
+	 */
+	struct rebuild		*rebuild;
+	int			 reload_asked;	/* a reload to build next */
+	struct reload_waiters	 asked;		/* POST /reload of that one */
+	struct reload_waiters	 building;	/* of the build running */
+	int			 building_reload; /* it is a reload */
+	struct event		*settle_ev;	/* polls the workers */
+	int			 settling;	/* published, not served yet */
+	uint64_t		 settle_start;	/* ms */
+	struct snapshot		*retiring;	/* the one replaced */
+	struct zone_table	*flush_old;	/* a reload's routes before it:
+						 * flushed once settled */
 	struct log_limit	 late_log;	/* a stuck worker, said */
 	int64_t			 start_time;	/* Unix seconds */
 };
@@ -205,29 +232,6 @@ log_serving(const struct daemon *d)
 	log_listeners(d);
 }
 
-/* Load path into conf, its errors logged and, if errors, appended there. */
-static int
-load_logged(const char *path, struct config *conf, struct evbuffer *errors)
-{
-	char *text = NULL, *line, *save;
-	size_t len = 0;
-	FILE *errs;
-	int rc;
-
-	if ((errs = open_memstream(&text, &len)) == NULL)
-		return -1;
-	rc = parse_load(path, conf, errs);
-	fclose(errs);
-	for (line = strtok_r(text, "\n", &save); line != NULL;
-	    line = strtok_r(NULL, "\n", &save)) {
-		log_errx("%s", line);
-		if (errors != NULL)
-			evbuffer_add_printf(errors, "%s\n", line);
-	}
-	free(text);
-	return rc;
-}
-
 struct routing {
 	struct zone_table	*old;
 	struct zone_table	*new;
@@ -282,25 +286,127 @@ warn_restart_only(const struct daemon *d, const struct config *conf,
 		    "cache-file and user take effect at restart");
 }
 
+/* The reload's POST /reload waiters answered: ok, or not with errors. */
+static void
+answer_waiters(struct reload_waiters *list, int ok, const char *errors)
+{
+	struct reload_waiter *rw;
+
+	while ((rw = TAILQ_FIRST(list)) != NULL) {
+		TAILQ_REMOVE(list, rw, entry);
+		control_reload_done(rw->r, ok, errors);
+		free(rw);
+	}
+}
+
+static void	next_build(struct daemon *);
+
 /*
- * Every worker serves snap (a reference taken over) from now on, main too;
- * each has taken it, or is said to be late, before this returns.
+ * The snapshot replaced is freed (what it held, such as the upstreams a
+ * reload removed, is gone from every report): the reload or the hosts
+ * file change is done.
+ */
+static void
+settle_end(void *arg)
+{
+	struct daemon *d = arg;
+
+	d->settling = 0;
+	if (d->building_reload) {
+		choose_log(d->snap->conf);
+		log_serving(d);
+		log_info("reloaded");
+		systemd_ready("reloaded");
+		answer_waiters(&d->building, 1, NULL);
+	} else
+		log_info("hosts-file changed: %zu local names now",
+		    localzone_table_names(d->snap->local));
+	next_build(d);
+}
+
+/* Whether every worker serves d->snap; said for each late one at the
+ * deadline (late 1), as it will after what it is busy with. */
+static int
+all_served(const struct daemon *d, int late)
+{
+	unsigned i;
+	int all = 1;
+
+	for (i = 0; i < d->n_workers; i++)
+		if (worker_wait_served(d->workers[i], 0) == -1) {
+			all = 0;
+			if (late)
+				log_warnx("worker %u has not taken the new "
+				    "configuration within %u ms: it will after "
+				    "what it is busy with", i, SERVE_WAIT_MS);
+		}
+	return all;
+}
+
+/*
+ * A reload's cached names whose forwarding changed, flushed once every
+ * worker serves the new routes: until it swapped, a worker stored what it
+ * resolved under the old ones; after, it stores nothing whose route
+ * changed while it was fetched (query_fetch_done).
+ */
+static void
+flush_rerouted(struct daemon *d)
+{
+	struct routing routing;
+	uint64_t flushed;
+
+	routing.old = d->flush_old;
+	routing.new = d->snap->zones;
+	flushed = cache_flush_if(d->cache, routing_unchanged, &routing);
+	zone_table_unref(d->flush_old);
+	d->flush_old = NULL;
+	if (flushed > 0)
+		log_info("flushed %llu cached entries whose forwarding changed",
+		    (unsigned long long)flushed);
+}
+
+static void
+settle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct timeval tv = clock_ms_to_tv(SERVE_POLL_MS);
+	struct daemon *d = arg;
+	struct snapshot *snap;
+	int late;
+
+	(void)fd;
+	(void)what;
+	late = clock_now_ms() - d->settle_start >= SERVE_WAIT_MS;
+	if (!all_served(d, late) && !late) {
+		event_add(d->settle_ev, &tv);
+		return;
+	}
+	if (d->flush_old != NULL)
+		flush_rerouted(d);
+	/* Every worker serves the new one (or one is late): the one it
+	 * replaced is freed on the builder's thread (a table of 100,000
+	 * names takes milliseconds to free), settle_end after. */
+	snap = d->retiring;
+	d->retiring = NULL;
+	rebuild_release(d->rebuild, snap, settle_end, d);
+}
+
+/*
+ * Every worker serves snap (a reference taken over) from now on, main too
+ * (worker 0 at once, on this loop); settle_end follows once each has
+ * taken it, without holding up this loop meanwhile.
  */
 static void
 publish(struct daemon *d, struct snapshot *snap)
 {
-	struct snapshot *old = d->snap;
 	unsigned i;
 
+	d->retiring = d->snap;
 	d->snap = snap;
+	d->settling = 1;
+	d->settle_start = clock_now_ms();
 	for (i = 0; i < d->n_workers; i++)
 		worker_serve(d->workers[i], snap);
-	for (i = 0; i < d->n_workers; i++)
-		if (worker_wait_served(d->workers[i], SERVE_WAIT_MS) == -1)
-			log_warnx("worker %u has not taken the new "
-			    "configuration within %u ms: it will after what "
-			    "it is busy with", i, SERVE_WAIT_MS);
-	snapshot_unref(old);
+	settle_cb(-1, 0, d);
 }
 
 /* The shared rate limit table sized as conf says (a reload); its rate
@@ -313,68 +419,68 @@ ratelimit_reconfigure(const struct daemon *d, const struct config *conf)
 		    "previous table", conf->ratelimit_size);
 }
 
-/* The snapshot of the config at d's path; NULL (logged) on any error. */
-static struct snapshot *
-load_snapshot(struct daemon *d, struct evbuffer *errors)
+/* A reload that failed: the daemon keeps serving with what it had. */
+static void
+reload_failed(struct daemon *d, const char *errors)
 {
-	struct localzone_table *local = NULL;
-	struct zone_table *zones = NULL;
-	struct snapshot *snap = NULL;
-	struct config conf;
-
-	memset(&conf, 0, sizeof(conf));
-	if (load_logged(d->config_path, &conf, errors) == -1)
-		return NULL;
-	/* Runtime zones go over the new configuration, or it is refused. */
-	if ((zones = runforward_zones(d->runforward, &conf, errors, 1)) ==
-	    NULL && errno == EINVAL) {
-		config_free(&conf);
-		return NULL;
-	}
-	if (zones == NULL || (local = localbuild_table(&conf)) == NULL) {
-		log_err("reload");
-		zone_table_unref(zones);
-		config_free(&conf);
-		return NULL;
-	}
-	if ((snap = snapshot_new(&conf, zones, local)) == NULL)
-		log_err("reload");
-	else
-		/* A new output: a file is opened anew (rotation). */
-		snapshot_set_tap(snap, dnstap_new(snap->conf, d->n_workers));
-	return snap;
+	log_errx("reload failed; still running the previous configuration");
+	systemd_ready("reload failed; running the previous configuration");
+	answer_waiters(&d->building, 0, errors);
+	next_build(d);
 }
 
 /*
- * Parse the new config completely before touching the running one; on
- * any error the daemon keeps serving with what it had, cache included.
- * Cached names whose forwarding changed are flushed.
+ * A reload's build is back: the configuration was parsed completely and
+ * its local zones built before the running one is touched; on any error
+ * the daemon keeps serving with what it had, cache included. Cached
+ * names whose forwarding changed are flushed.
  */
-static int
-reload(struct daemon *d, struct evbuffer *errors)
+static void
+reload_built(struct daemon *d, struct rebuild_result *r)
 {
 	const struct config *conf;
 	struct cache_limits lim;
-	struct routing routing;
+	struct zone_table *zones;
 	struct snapshot *snap;
-	uint64_t flushed;
+	struct evbuffer *errors;
+	char *text;
 
-	systemd_reloading();
-	d->config_path = config_path(d->config_given);
-	log_info("reloading %s", d->config_path ? d->config_path :
-	    "the built-in defaults");
-	if ((snap = load_snapshot(d, errors)) == NULL) {
-		log_errx("reload failed; still running the previous "
-		    "configuration");
-		systemd_ready("reload failed; running the previous "
-		    "configuration");
-		return -1;
+	if (r->rc == -1) {
+		reload_failed(d, r->errors);
+		return;
 	}
+	/* Runtime zones go over the new configuration, or it is refused. */
+	if ((errors = evbuffer_new()) == NULL) {
+		log_err("reload");
+		reload_failed(d, "out of memory");
+		return;
+	}
+	if ((zones = runforward_zones(d->runforward, &r->conf, errors, 1)) ==
+	    NULL) {
+		if (errno != EINVAL)
+			log_err("reload");
+		evbuffer_add(errors, "", 1);
+		text = (char *)evbuffer_pullup(errors, -1);
+		reload_failed(d, errno == EINVAL && text != NULL ? text :
+		    "out of memory");
+		evbuffer_free(errors);
+		return;
+	}
+	evbuffer_free(errors);
+	snap = snapshot_new(&r->conf, zones, r->local);
+	r->local = NULL;		/* moved into snap, or freed */
+	if (snap == NULL) {
+		log_err("reload");
+		reload_failed(d, "out of memory");
+		return;
+	}
+	/* A new output: a file is opened anew (rotation). */
+	snapshot_set_tap(snap, dnstap_new(snap->conf, d->n_workers));
 	conf = snap->conf;
 	warn_restart_only(d, conf, d->snap->conf);
 	/* What it would still restore is checked against the old zones, and
-	 * the flush below would miss it: the rest of the file is given up
-	 * (and at stop the cache is written as usual). */
+	 * the flush at settle_cb would miss it: the rest of the file is given
+	 * up (and at stop the cache is written as usual). */
 	if (!restore_stop(d->restore))
 		log_info("cache-file %s: the rest of it is not restored: "
 		    "reloaded while it was read", d->cache_file);
@@ -385,31 +491,87 @@ reload(struct daemon *d, struct evbuffer *errors)
 	upstream_budget_set(d->upstreams, conf->retry_budget,
 	    conf->retry_budget_min);
 	ratelimit_reconfigure(d, conf);
-	routing.old = zone_table_ref(d->snap->zones);
-	routing.new = snap->zones;
+	d->flush_old = zone_table_ref(d->snap->zones);
 	publish(d, snap);
-	/*
-	 * Flushed once every worker serves the new routes: until it swapped,
-	 * a worker stored what it resolved under the old ones; after, it
-	 * stores nothing whose route changed while it was fetched
-	 * (query_fetch_done).
-	 */
-	flushed = cache_flush_if(d->cache, routing_unchanged, &routing);
-	zone_table_unref(routing.old);
-	if (flushed > 0)
-		log_info("flushed %llu cached entries whose forwarding changed",
-		    (unsigned long long)flushed);
-	choose_log(d->snap->conf);
-	log_serving(d);
-	log_info("reloaded");
-	systemd_ready("reloaded");
-	return 0;
 }
 
-static int
-control_reload(void *arg, struct evbuffer *errors)
+/* A hosts file's build is back: served with the same configuration. */
+static void
+hosts_built(struct daemon *d, struct rebuild_result *r)
 {
-	return reload(arg, errors);
+	struct snapshot *snap;
+
+	/* Built from what is still served (builds come one at a time). */
+	if (r->rc == -1 || r->snap != d->snap ||
+	    (snap = snapshot_with_local(d->snap, r->local)) == NULL) {
+		r->local = NULL;
+		log_warn("hosts-file changed, but cannot be read again; "
+		    "serving it as it was");
+		next_build(d);
+		return;
+	}
+	r->local = NULL;		/* moved into snap */
+	publish(d, snap);
+}
+
+/* rebuild's done: in main's loop. */
+static void
+build_done(void *arg, struct rebuild_result *r)
+{
+	struct daemon *d = arg;
+
+	if (r->reload)
+		reload_built(d, r);
+	else
+		hosts_built(d, r);
+	rebuild_result_free(r);
+}
+
+/*
+ * The reload asked for, if any, started now unless a build is running
+ * or settling (it is started when that one ends): the file is read after
+ * the request, so that a POST /reload gets the file as it was then.
+ */
+static void
+next_build(struct daemon *d)
+{
+	if (!d->reload_asked || d->settling || rebuild_busy(d->rebuild))
+		return;
+	d->reload_asked = 0;
+	TAILQ_CONCAT(&d->building, &d->asked, entry);
+	d->building_reload = 1;
+	systemd_reloading();
+	d->config_path = config_path(d->config_given);
+	log_info("reloading %s", d->config_path ? d->config_path :
+	    "the built-in defaults");
+	if (rebuild_reload(d->rebuild, d->config_path) == -1) {
+		log_err("reload");
+		reload_failed(d, "out of memory");
+	}
+}
+
+/* A reload asked for by SIGHUP (r NULL) or POST /reload (r). */
+static void
+reload_ask(struct daemon *d, struct control_reload *r)
+{
+	struct reload_waiter *rw;
+
+	if (r != NULL) {
+		if ((rw = malloc(sizeof(*rw))) == NULL) {
+			control_reload_done(r, 0, "out of memory");
+			return;
+		}
+		rw->r = r;
+		TAILQ_INSERT_TAIL(&d->asked, rw, entry);
+	}
+	d->reload_asked = 1;
+	next_build(d);
+}
+
+static void
+control_reload(void *arg, struct control_reload *r)
+{
+	reload_ask(arg, r);
 }
 
 static void
@@ -419,7 +581,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 
 	(void)what;
 	if (sig == SIGHUP) {
-		(void)reload(d, NULL);
+		reload_ask(d, NULL);
 		return;
 	}
 	log_info("exiting on signal %d", (int)sig);
@@ -478,27 +640,25 @@ status_cb(evutil_socket_t fd, short what, void *arg)
 	systemd_status(buf);
 }
 
-/* A hosts file changed: the local answers are built again from it. */
+/*
+ * A hosts file changed: the local answers are built again from it, off
+ * the loop. Not while another build runs or a reload waits: that one
+ * reads the hosts files too, or the next look sees the change.
+ */
 static void
 hosts_check_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
-	struct localzone_table *local;
-	struct snapshot *snap;
 
 	(void)fd;
 	(void)what;
-	if (!localzone_table_changed(d->snap->local))
+	if (d->reload_asked || d->settling || rebuild_busy(d->rebuild) ||
+	    !localzone_table_changed(d->snap->local))
 		return;
-	if ((local = localbuild_table(d->snap->conf)) == NULL ||
-	    (snap = snapshot_with_local(d->snap, local)) == NULL) {
+	d->building_reload = 0;
+	if (rebuild_hosts(d->rebuild, d->snap) == -1)
 		log_warn("hosts-file changed, but cannot be read again; "
 		    "serving it as it was");
-		return;
-	}
-	publish(d, snap);
-	log_info("hosts-file changed: %zu local names now",
-	    localzone_table_names(d->snap->local));
 }
 
 /* Runtime forward zones whose lifetime ran out are removed. */
@@ -521,10 +681,30 @@ current_snapshot(void *arg)
 	return d->snap;
 }
 
+/*
+ * A runtime forward zone's change, published and waited for here:
+ * runforward flushes what it rerouted as soon as this returns, and a
+ * worker still on the old routes would store under them after that flush.
+ * Each worker takes a snapshot within microseconds unless busy;
+ * SERVE_WAIT_MS bounds the wait. A reload settling meanwhile ends once
+ * every worker serves this one.
+ */
 static void
 publish_snapshot(void *arg, struct snapshot *snap)
 {
-	publish(arg, snap);
+	struct daemon *d = arg;
+	struct snapshot *old = d->snap;
+	unsigned i;
+
+	d->snap = snap;
+	for (i = 0; i < d->n_workers; i++)
+		worker_serve(d->workers[i], snap);
+	for (i = 0; i < d->n_workers; i++)
+		if (worker_wait_served(d->workers[i], SERVE_WAIT_MS) == -1)
+			log_warnx("worker %u has not taken the new forward "
+			    "zones within %u ms: it will after what it is busy "
+			    "with", i, SERVE_WAIT_MS);
+	snapshot_unref(old);
 }
 
 /*
@@ -672,6 +852,9 @@ start_events(struct daemon *d)
 	if ((d->events[6] = event_new(d->base, -1, EV_PERSIST,
 	    forward_tick_cb, d)) == NULL || event_add(d->events[6],
 	    &hosts) == -1)
+		return -1;
+	if ((d->settle_ev = event_new(d->base, -1, 0, settle_cb, d)) == NULL ||
+	    (d->rebuild = rebuild_new(d->base, build_done, d)) == NULL)
 		return -1;
 	/* Pinged from the loop itself: a stuck loop gets us killed. */
 	if (wd > 0) {
@@ -832,7 +1015,15 @@ stop(struct daemon *d)
 	for (i = 0; i < sizeof(d->events) / sizeof(d->events[0]); i++)
 		if (d->events[i] != NULL)
 			event_free(d->events[i]);
+	/* A reload not yet done is not going to be. */
+	answer_waiters(&d->building, 0, "shutting down");
+	answer_waiters(&d->asked, 0, "shutting down");
 	control_free(d->control);
+	if (d->settle_ev != NULL)
+		event_free(d->settle_ev);
+	rebuild_free(d->rebuild);
+	snapshot_unref(d->retiring);
+	zone_table_unref(d->flush_old);
 	/* Every thread out of its loop before any worker is freed. */
 	for (i = 0; d->workers != NULL && i < d->n_workers; i++)
 		if (d->workers[i] != NULL)
@@ -920,6 +1111,8 @@ main(int argc, char *argv[])
 	int ch, check = 0, verbose = 0;
 
 	memset(&d, 0, sizeof(d));
+	TAILQ_INIT(&d.asked);
+	TAILQ_INIT(&d.building);
 	log_init("dnsdamper", LOG_LEVEL_INFO);
 	while ((ch = getopt(argc, argv, "c:htVv")) != -1) {
 		switch (ch) {

@@ -4,8 +4,9 @@
  * requests, or anything else), sent over a real unix socket to the
  * control of a worker with the query path's configuration and a filled
  * cache, on a real event loop; the client reads every answer until the
- * daemon closes the connection. POST /reload fails every other time, with
- * an error that needs quoting. An input that leaves the connection open
+ * daemon closes the connection. POST /reload succeeds, fails with an
+ * error that needs quoting, or is answered at the loop's next turn, in
+ * turn. An input that leaves the connection open
  * for 2 s after the client stopped writing aborts (a stuck connection).
  */
 #include "autoconf.h"
@@ -62,14 +63,35 @@ struct fuzz_peer {
 	int		 stuck;		/* the watchdog fired */
 };
 
-static int
-reload(void *arg, struct evbuffer *errors)
+static void
+reload_later(evutil_socket_t fd, short what, void *arg)
 {
+	(void)fd;
+	(void)what;
+	control_reload_done(arg, 1, NULL);
+}
+
+/* Done at once, refused at once, or done at the loop's next turn (as a
+ * reload built off the loop is, the client perhaps gone by then). */
+static void
+reload(void *arg, struct control_reload *r)
+{
+	static const struct timeval now = { 0, 0 };
+
 	(void)arg;
-	if (d.reloads++ % 2 == 0)
-		return 0;
-	evbuffer_add_printf(errors, "x.conf:1: \"quoted\" \\ and\ttab\n");
-	return -1;
+	switch (d.reloads++ % 3) {
+	case 0:
+		control_reload_done(r, 1, NULL);
+		break;
+	case 1:
+		control_reload_done(r, 0,
+		    "x.conf:1: \"quoted\" \\ and\ttab\n");
+		break;
+	default:
+		ck_assert(event_base_once(d.w.ctx.base, -1, EV_TIMEOUT,
+		    reload_later, r, &now) == 0);
+		break;
+	}
 }
 
 int
@@ -156,6 +178,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct timeval two = { 2, 0 };
 	struct fuzz_peer p = { -1, data, size, 0, 0 };
 	struct event *ev, *watchdog;
+	int i;
 
 	if (size > INPUT_MAX)
 		return 0;
@@ -182,7 +205,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			ck_assert_int_eq(event_add(ev, NULL), 0);
 		}
 	}
-	ck_assert_msg(!p.stuck, "the connection is still open 2 s after "
+	/* A process starved of CPU (a loaded machine, nice 19) can find the
+	 * watchdog due together with the events that end the connection:
+	 * stuck is what turns of the loop that need not wait do not end. */
+	for (i = 0; p.stuck && !p.done && i < 100; i++)
+		ck_assert(event_base_loop(d.w.ctx.base, EVLOOP_NONBLOCK) != -1);
+	ck_assert_msg(p.done, "the connection is still open 2 s after "
 	    "the request");
 	event_free(watchdog);
 	event_free(ev);

@@ -1,10 +1,12 @@
 /*
  * fuzz_seeds.c: the seed corpus of the fuzz targets, made from real
- * messages, configurations, cache files and control requests:
+ * messages, configurations, cache files, control requests and hosts
+ * files:
  *   fuzz_seeds SRCDIR OUTDIR
- * writes OUTDIR/query, response, config, cachefile and control, one file
- * per seed, in each target's input format (see each fuzz_*.c). Queries
- * and responses are built with ldns (tests/unit/testpkt.h), the cache
+ * writes OUTDIR/query, response, config, cachefile, control, srv and
+ * hosts, one file per seed, in each target's input format (see each
+ * fuzz_*.c). Queries, responses and the SRV library's answers are built
+ * with ldns (tests/unit/testpkt.h), the cache
  * file is what cachefile_write makes of the query path's cache, and the
  * configurations are the example config of SRCDIR/conf and the fuzz
  * world's own. Run at build time: no corpus is kept in the tree.
@@ -118,9 +120,9 @@ queries(void)
 	testpkt_free(&t);
 }
 
-/* A response seed: flags, then each message as a chunk. */
+/* A seed of target: flags, then each message as a chunk. */
 static void
-response(int flags, struct testpkt *m, size_t n)
+chunks(const char *target, int flags, struct testpkt *m, size_t n)
 {
 	uint8_t buf[4 * MSG_MAX_LEN];
 	size_t i, len = 0;
@@ -132,7 +134,14 @@ response(int flags, struct testpkt *m, size_t n)
 		len += m[i].len;
 		testpkt_free(&m[i]);
 	}
-	seed("response", flags, buf, len);
+	seed(target, flags, buf, len);
+}
+
+/* A response seed: flags, then each message as a chunk. */
+static void
+response(int flags, struct testpkt *m, size_t n)
+{
+	chunks("response", flags, m, n);
 }
 
 #define SOA	"ns|example. 3600 IN SOA ns.example. host.example. 1 7200 " \
@@ -208,6 +217,109 @@ responses(void)
 	ck_assert_ptr_nonnull(m[0].wire = malloc(qend));
 	memcpy(m[0].wire, chain, qend);
 	response(1, m, 1);
+}
+
+#define SRV	"_sip._tcp.example."
+#define ESOA	"ns|example. 300 IN SOA ns.example. host.example. 1 7200 " \
+		"900 1209600 300"
+
+/* fuzz_srv's answers: flags (bit 0 S-NAPTR, bits 1-2 family, bit 3 a
+ * default port), then the answers in the order the questions go. */
+static void
+srvs(void)
+{
+	struct testpkt m[6];
+
+	/* two targets, one with its addresses in the additional section,
+	 * the other an alias with no AAAA */
+	m[0] = testpkt_response(SRV, LDNS_RR_TYPE_SRV, 0, 1232,
+	    "an|" SRV " 300 IN SRV 10 60 5060 a.example.",
+	    "an|" SRV " 300 IN SRV 10 20 5060 b.example.",
+	    "an|" SRV " 300 IN SRV 20 0 5061 a.example.",
+	    "ar|a.example. 300 IN A 192.0.2.1",
+	    "ar|a.example. 300 IN AAAA 2001:db8::1", NULL);
+	m[1] = testpkt_response("b.example.", LDNS_RR_TYPE_AAAA, 0, 1232,
+	    "an|b.example. 300 IN CNAME c.example.", ESOA, NULL);
+	m[2] = testpkt_response("b.example.", LDNS_RR_TYPE_A, 0, 1232,
+	    "an|b.example. 300 IN CNAME c.example.",
+	    "an|c.example. 300 IN A 192.0.2.2", NULL);
+	chunks("srv", 0, m, 3);
+	m[0] = testpkt_response(SRV, LDNS_RR_TYPE_SRV, 3, 1232, ESOA, NULL);
+	chunks("srv", 0, m, 1);
+	m[0] = testpkt_response(SRV, LDNS_RR_TYPE_SRV, 0, 1232,
+	    "an|" SRV " 300 IN SRV 0 0 0 .", NULL);
+	chunks("srv", 0, m, 1);
+	m[0] = testpkt_response(SRV, LDNS_RR_TYPE_SRV, 2, 1232, NULL);
+	chunks("srv", 2, m, 1);
+	/* an aliased SRV name, targets asked for A only, one NXDOMAIN */
+	m[0] = testpkt_response(SRV, LDNS_RR_TYPE_SRV, 0, 1232,
+	    "an|" SRV " 300 IN CNAME _sip._tcp.other.example.",
+	    "an|_sip._tcp.other.example. 300 IN SRV 1 1 5060 d.example.",
+	    "an|_sip._tcp.other.example. 300 IN SRV 2 1 5060 e.example.",
+	    NULL);
+	m[1] = testpkt_response("d.example.", LDNS_RR_TYPE_A, 0, 1232,
+	    "an|d.example. 300 IN A 192.0.2.4",
+	    "an|d.example. 300 IN A 192.0.2.5", NULL);
+	m[2] = testpkt_response("e.example.", LDNS_RR_TYPE_A, 3, 1232, ESOA,
+	    NULL);
+	chunks("srv", 2, m, 3);
+	/* S-NAPTR: a non-terminal record, an "S" and an "A" one */
+	m[0] = testpkt_response("example.", LDNS_RR_TYPE_NAPTR, 0, 1232,
+	    "an|example. 300 IN NAPTR 50 10 \"\" \"SIP:D2T\" \"\" "
+	    "next.example.",
+	    "an|example. 300 IN NAPTR 100 10 \"S\" \"SIP:D2T\" \"\" "
+	    SRV,
+	    "an|example. 300 IN NAPTR 200 10 \"A\" \"SIP:D2U\" \"\" "
+	    "h.example.",
+	    "an|example. 300 IN NAPTR 300 10 \"S\" \"XMPP:D2T\" \"\" "
+	    "x.example.", NULL);
+	m[1] = testpkt_response("next.example.", LDNS_RR_TYPE_NAPTR, 0, 1232,
+	    "an|next.example. 300 IN NAPTR 10 10 \"S\" \"SIP:D2T\" \"\" "
+	    "_sip._tcp.next.example.", NULL);
+	m[2] = testpkt_response("_sip._tcp.next.example.", LDNS_RR_TYPE_SRV,
+	    0, 1232, "an|_sip._tcp.next.example. 300 IN SRV 0 0 5060 "
+	    "a.example.", "ar|a.example. 300 IN A 192.0.2.1", NULL);
+	m[3] = testpkt_response(SRV, LDNS_RR_TYPE_SRV, 0, 1232,
+	    "an|" SRV " 300 IN SRV 10 60 5060 b.example.", NULL);
+	m[4] = testpkt_response("b.example.", LDNS_RR_TYPE_AAAA, 0, 1232,
+	    "an|b.example. 300 IN AAAA 2001:db8::2", NULL);
+	m[5] = testpkt_response("b.example.", LDNS_RR_TYPE_A, 0, 1232,
+	    ESOA, NULL);
+	chunks("srv", 1 | 8, m, 6);
+	m[0] = testpkt_response("example.", LDNS_RR_TYPE_NAPTR, 0, 1232,
+	    "an|example. 300 IN NAPTR 50 10 \"\" \"SIP:D2T\" \"\" "
+	    "example.", NULL);
+	chunks("srv", 1, m, 1);
+	m[0] = testpkt_response("example.", LDNS_RR_TYPE_NAPTR, 3, 1232,
+	    ESOA, NULL);
+	chunks("srv", 1 | 8, m, 1);
+}
+
+/* fuzz_hosts's: whole hosts files. */
+static void
+hostss(void)
+{
+	seed_text("hosts", "127.0.0.1\tlocalhost\n"
+	    "127.0.1.1\tvm1.example.org vm1\n"
+	    "\n# The following lines are desirable for IPv6 capable hosts\n"
+	    "::1     localhost ip6-localhost ip6-loopback\n"
+	    "ff02::1 ip6-allnodes\nff02::2 ip6-allrouters\n");
+	seed_text("hosts", "192.0.2.7 gw.lan. GW  # the gateway\r\n"
+	    "192.0.2.7 gateway.lan\n2001:db8::7 gw.lan\n"
+	    "10.0.0.1\n"			/* no name */
+	    "10.0.0.256 bad.lan\n"		/* no address */
+	    "10.0.0.2 bad..lan\n"		/* an empty label */
+	    "10.0.0.3 back\\slash.lan\n"
+	    "::ffff:192.0.2.9 mapped.lan\n"
+	    "fe80::1%eth0 scoped.lan\n"
+	    "\t  \f10.0.0.4\vtabs.lan\n"
+	    "10.0.0.5 "
+	    "a23456789012345678901234567890123456789012345678901234567890123"
+	    ".lan\n"
+	    "10.0.0.6 no-newline-at-end.lan");
+	seed_text("hosts", "1.2.3.4 a b c d e f g h i j k l m n o p q r s t "
+	    "u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y "
+	    "Z 0 1 2 3 4 5 6 7 8 9 _ -\n1.2.3.5 x\n");
 }
 
 static void
@@ -323,5 +435,7 @@ main(int argc, char *argv[])
 	configs(argv[1]);
 	cachefiles();
 	controls();
+	srvs();
+	hostss();
 	return 0;
 }
