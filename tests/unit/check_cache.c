@@ -764,7 +764,7 @@ END_TEST
 START_TEST(import_keeps_newer)
 {
 	struct cache_limits lim = limits;
-	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1 };
+	struct msg_reply_opts opts = { MSG_MAX_LEN, 1232, -1, NULL };
 	struct cache_result res;
 	struct seen_all all;
 	struct cache_record rec;
