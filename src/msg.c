@@ -639,6 +639,43 @@ age_ttls(uint8_t *out, size_t len, const struct msg_template *t,
 	}
 }
 
+/*
+ * The whole records of t from its question on (at question_end) that fit
+ * in the first room octets, in message order, for an answer with TC=1
+ * (RFC 2181 §9): counts[] (RRs per enum msg_section, in: t's; out: those
+ * kept) cut at the first record that does not fit, every section after
+ * it emptied. Only the records' lengths are read, with the one name
+ * walker: t's records were checked when it was made. Returns the offset
+ * just past the last record kept (question_end if none).
+ */
+static size_t
+truncate_records(const struct msg_template *t, size_t question_end,
+    size_t room, uint16_t *counts)
+{
+	uint16_t kept[4] = { 0, 0, 0, 0 };
+	size_t off = question_end, end;
+	unsigned sec;
+	long rr;
+
+	if (room > t->len)
+		room = t->len;
+	for (sec = MSG_SECTION_ANSWER; sec <= MSG_SECTION_ADDITIONAL; sec++)
+		for (; kept[sec] < counts[sec]; kept[sec]++) {
+			rr = name_walk(t->wire, room, off, NAME_SKIP, NULL,
+			    NULL);
+			if (rr == -1 || (size_t)rr + MSG_RR_FIXED_LEN > room)
+				goto done;
+			end = (size_t)rr + MSG_RR_FIXED_LEN +
+			    wire_rd16(t->wire + rr + MSG_RR_FIXED_LEN - 2);
+			if (end > room)
+				goto done;
+			off = end;
+		}
+done:
+	memcpy(counts, kept, sizeof(kept));
+	return off;
+}
+
 size_t
 msg_write_answer(const struct msg_template *t, const struct msg_query *q,
     const struct msg_ttl_rule *rule, const struct msg_reply_opts *opts,
@@ -677,9 +714,12 @@ msg_write_answer(const struct msg_template *t, const struct msg_query *q,
 	if (len + olen > opts->limit && len <= opts->limit &&
 	    opts->limit == MSG_MAX_LEN)
 		olen = 0;
+	/* RFC 2181 §9: TC=1 with the whole records that fit, so that a
+	 * client that never asks over TCP (musl before 1.2.4) still has an
+	 * answer; the common path never walks the records. */
 	if (len + olen > opts->limit || len + olen > cap) {
-		len = question_end;
-		memset(counts, 0, sizeof(counts));
+		len = truncate_records(t, question_end, (opts->limit < cap ?
+		    opts->limit : cap) - olen, counts);
 		flags |= MSG_FLAG_TC;
 	}
 	memcpy(out, t->wire, len);

@@ -32,7 +32,7 @@
 #define MSG_QUERY_MAX_LEN	(MSG_HEADER_LEN + MSG_NAME_MAX + \
 				    MSG_QTYPE_QCLASS_LEN + MSG_OPT_LEN)
 /* The longest reply without records: what msg_write_error writes at most,
- * and msg_write_answer when it truncates. */
+ * and msg_write_answer when no record fits. */
 #define MSG_ERROR_MAX_LEN	(MSG_QUERY_MAX_LEN + MSG_EDE_OPTION_LEN)
 
 /* Bits of the 16-bit flags word (second header field). */
@@ -296,9 +296,13 @@ struct msg_reply_opts {
  * opts->ede_text if there is room for it in cap. If the answer exceeds
  * opts->limit (at least MSG_UDP_MIN) or cap, the additional section is
  * dropped (RFC 2181 §9: no TC for that); over TCP (limit MSG_MAX_LEN) the
- * OPT goes next; if it still does not fit, only header, question and OPT
- * are sent, with TC=1 (RFC 1035 §4.2.1, RFC 7766 §5). cap must be at least
- * MSG_ERROR_MAX_LEN, room for that last form. Returns the answer's length,
+ * OPT goes next; if it still does not fit, the answer has TC=1 (RFC 1035
+ * §4.2.1, RFC 7766 §5) and carries, besides header, question and OPT, as
+ * many whole records as fit, in order: never part of one, nor any of a
+ * section after the one that did not fit whole (RFC 2181 §9), the counts
+ * in its header those kept; so a client that never asks again over TCP
+ * still has what fit. cap must be at least MSG_ERROR_MAX_LEN, room for
+ * the answer when no record fits. Returns the answer's length,
  * at most cap and opts->limit (so MSG_MAX_LEN octets hold any answer), or
  * 0 if cap is below MSG_ERROR_MAX_LEN.
  */

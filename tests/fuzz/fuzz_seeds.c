@@ -147,6 +147,33 @@ response(int flags, struct testpkt *m, size_t n)
 #define SOA	"ns|example. 3600 IN SOA ns.example. host.example. 1 7200 " \
 		"900 1209600 300"
 
+/*
+ * Put n A records of the qname before the OPT that ends the response m
+ * (and no record before it), each 2 (a pointer to the qname) + 10 + 4
+ * octets: its ANCOUNT n.
+ */
+static void
+many_a(struct testpkt *m, unsigned n)
+{
+	uint8_t opt[MSG_OPT_LEN], *buf;
+	size_t len = m->len;
+	unsigned i;
+
+	ck_assert_uint_le(len + 16 * n, MSG_MAX_LEN);
+	ck_assert_ptr_nonnull(buf = realloc(m->wire, len + 16 * n));
+	m->wire = buf;
+	memcpy(opt, buf + len - MSG_OPT_LEN, MSG_OPT_LEN);
+	len -= MSG_OPT_LEN;
+	for (i = 0; i < n; i++) {
+		memcpy(buf + len, "\300\14\0\1\0\1\0\0\1\54\0\4\300\0\2", 15);
+		buf[len + 15] = (uint8_t)i;
+		len += 16;
+	}
+	memcpy(buf + len, opt, MSG_OPT_LEN);
+	wire_wr16(buf + 6, (uint16_t)n);
+	m->len = len + MSG_OPT_LEN;
+}
+
 static void
 responses(void)
 {
@@ -182,6 +209,12 @@ responses(void)
 	m[1] = testpkt_response("t.example.", LDNS_RR_TYPE_TXT, 0, 1232,
 	    "an|t.example. 300 IN TXT \"over tcp\"", NULL);
 	response(1, m, 2);
+	/* 40 A records (30 + 40 * 16 = 670 octets) to a client without
+	 * EDNS: answered with TC=1 and the 30 that fit in 512 */
+	m[0] = testpkt_response("many.example.", LDNS_RR_TYPE_A, 0, 1232,
+	    NULL);
+	many_a(&m[0], 40);
+	response(1 | 8, m, 1);
 	/* SERVFAIL from the first server, an answer from the second */
 	m[0] = testpkt_response("a.example.", LDNS_RR_TYPE_A, 2, 1232, NULL);
 	m[1] = testpkt_response("a.example.", LDNS_RR_TYPE_A, 0, 1232,

@@ -266,6 +266,13 @@ fuzzworld_check_answer(const uint8_t *q, size_t qlen, const uint8_t *ans,
 			hexdump("answer", ans, len);
 			ck_assert_msg(0, "an answer the daemon cannot read");
 		}
+		/* Nothing after its last record: a truncated answer is cut
+		 * between records, never inside one (RFC 2181 §9). */
+		if ((r.n_rrs > 0 ? r.rrs[r.n_rrs - 1].end : r.question_end) !=
+		    len) {
+			hexdump("answer", ans, len);
+			ck_assert_msg(0, "octets after the answer's last record");
+		}
 		msg_response_free(&r);
 	}
 }

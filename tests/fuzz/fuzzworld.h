@@ -106,7 +106,8 @@ void	fuzzworld_seed_cache(struct fuzzworld *w, uint64_t now);
  * fuzzworld_check_answer: abort unless ans (len octets), an answer sent
  * over transport to the client query q (qlen octets), is a whole DNS
  * message (with a question, one that msg_response_parse reads: every
- * count, name and record in place) within the size the client may
+ * count, name and record in place, and nothing after its last record,
+ * truncated or not) within the size the client may
  * receive: 512
  * octets over UDP without EDNS, its payload size with (RFC 6891 §6.2.5,
  * never less than 512), 65535 over TCP (RFC 7766 §8); with the query's

@@ -24,6 +24,15 @@ What dnsdamper-resolvconf(8) says it does:
   enable adds the record lo.dnsdamper with `nameserver 127.0.0.1` and
   `nameserver ::1` (resolvconf -a), and leaves the symlink alone; disable
   deletes the record (resolvconf -d).
+- disable always succeeds and leaves a working resolv.conf: where
+  resolvconf was removed since enable (its -d would exit 127) or fails,
+  or where the saved resolv.conf.orig is gone, a resolv.conf naming the
+  upstreams file's servers (127.0.0.53, as the package test installed
+  it) with the other lines of the one there, saying what it did.
+- the new /etc/resolv.conf is made next to it and renamed into place (a
+  new inode; nothing made in $TMPDIR, whose label a copy would carry on
+  an SELinux host): enable and disable work with TMPDIR naming no
+  directory.
 """
 
 import os
@@ -85,9 +94,9 @@ def shims(work):
     return f"{bindir}:{os.environ['PATH']}", calls
 
 
-def resolvconf(path, *args):
+def resolvconf(path, *args, env=None):
     r = subprocess.run(["dnsdamper-resolvconf", *args],
-                       env={**os.environ, "PATH": path},
+                       env={**os.environ, "PATH": path, **(env or {})},
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, (args, r.stdout, r.stderr)
     return r.stdout + r.stderr
@@ -156,12 +165,99 @@ def next_to_resolvconf(path, calls):
     log("next to resolvconf: the record lo.dnsdamper added, then deleted")
 
 
+UPSTREAM = "127.0.0.53"       # the upstreams file, as installed
+
+
+def assert_names_upstreams(out, why):
+    """resolv.conf a file naming the upstreams file's server, with the
+    search line of the one before, dnsdamper's addresses gone; disable
+    said why, and what it did."""
+    assert not RESOLV.is_symlink()
+    lines = RESOLV.read_text().splitlines()
+    assert f"nameserver {UPSTREAM}" in lines and "search pkgtest" in lines, \
+        lines
+    assert not any(a in line for line in lines
+                   for a in ("127.0.0.1", "::1")), lines
+    assert why in out, out
+    assert "now names the upstreams of /etc/dnsdamper/upstreams" in out, out
+    assert not HOW.exists()
+
+
+def disable_without_resolvconf(work, path, calls):
+    """Enabled through resolvconf, then resolvconf removed (or failing):
+    disable still succeeds, with a resolv.conf naming the upstreams."""
+    gone = work / "rc-shims-no-resolvconf"
+    gone.mkdir()
+    (gone / "systemctl").symlink_to(Path(path.split(":")[0]) / "systemctl")
+    failing = work / "rc-shims-failing-resolvconf"
+    failing.mkdir()
+    (failing / "systemctl").symlink_to(gone / "systemctl")
+    (failing / "resolvconf").write_text("#!/bin/sh\necho resolvconf: "
+                                        "cannot delete $2 >&2\nexit 1\n")
+    (failing / "resolvconf").chmod(0o755)
+    base = os.environ["PATH"]
+    for shimdir, why in ((gone, "resolvconf is no longer installed"),
+                         (failing, "resolvconf -d lo.dnsdamper was not done "
+                          "(status 1)")):
+        symlink_resolv(RESOLVCONF_FILE, "nameserver 127.0.0.53\n")
+        resolvconf(path, "enable")
+        assert HOW.read_text().split()[0] == "resolvconf"
+        # what resolvconf made of its records, lo.dnsdamper first
+        RESOLVCONF_FILE.write_text("nameserver 127.0.0.1\nnameserver ::1\n"
+                                   "search pkgtest\n")
+        out = resolvconf(f"{shimdir}:{base}", "disable")
+        assert_names_upstreams(out, why)
+    log("disable where resolvconf is gone or fails: exit 0, resolv.conf "
+        "names the upstreams")
+
+
+def disable_without_orig(path):
+    """Enabled by replacing the file, then the saved one deleted: disable
+    still succeeds, with a resolv.conf naming the upstreams."""
+    RESOLV.unlink()
+    RESOLV.write_text("nameserver 127.0.0.53\nsearch pkgtest\n")
+    resolvconf(path, "enable")
+    Path("/etc/dnsdamper/resolv.conf.orig").unlink()
+    out = resolvconf(path, "disable")
+    assert_names_upstreams(out, "/etc/dnsdamper/resolv.conf.orig, what "
+                           "enable replaced, is missing")
+    assert not Path("/etc/dnsdamper/resolv.conf.ours").exists()
+    log("disable without resolv.conf.orig: exit 0, resolv.conf names the "
+        "upstreams")
+
+
+def made_next_to_resolv(path):
+    """A regular /etc/resolv.conf: enable and disable rename a new file
+    into place (a new inode each time), made in /etc: TMPDIR names no
+    directory, and nothing is left next to it."""
+    text = "nameserver 127.0.0.53\nsearch pkgtest\n"
+    RESOLV.unlink()
+    RESOLV.write_text(text)
+    RESOLV.chmod(0o644)
+    no_tmp = {"TMPDIR": "/nonexistent/tmp"}
+    before = RESOLV.stat().st_ino
+    resolvconf(path, "enable", env=no_tmp)
+    st = RESOLV.stat()
+    assert st.st_ino != before, "resolv.conf not renamed into place"
+    assert st.st_mode & 0o777 == 0o644, oct(st.st_mode)
+    assert "nameserver 127.0.0.1" in RESOLV.read_text().splitlines()
+    resolvconf(path, "disable", env=no_tmp)
+    assert RESOLV.read_text() == text and RESOLV.stat().st_ino != st.st_ino
+    left = [p.name for p in Path("/etc").glob("resolv.conf.*")]
+    assert not left, left
+    log("the new resolv.conf made in /etc and renamed into place, "
+        "without TMPDIR")
+
+
 def main():
     work = Path(sys.argv[1])
     isolate(work)
     path, calls = shims(work)
     next_to_resolved(path, calls)
     next_to_resolvconf(path, calls)
+    disable_without_resolvconf(work, path, calls)
+    disable_without_orig(path)
+    made_next_to_resolv(path)
     return 0
 
 

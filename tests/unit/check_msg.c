@@ -474,12 +474,19 @@ START_TEST(answer_truncation)
 	t = template_of(&r, offsets);
 	ck_assert_uint_gt(t.len, 512);
 	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
-	/* RFC 2181 §9: an RRset that does not fit is not sent partially. */
+	/*
+	 * RFC 2181 §9: TC=1 with the whole records that fit. Header 12,
+	 * question 13 + 4: 29 octets; a TXT RR 2 (owner, compressed) + 10 +
+	 * 1 + 181 = 194; (512 - 29) / 194 = 2 of them, 29 + 388 = 417. The
+	 * glue, 4 ("\1x" and a pointer) + 10 + 4, goes first.
+	 */
+	ck_assert_uint_eq(t.len, 29 + 3 * 194 + 4 + 10 + 4);
 	p = testpkt_parse(out, len);
 	ck_assert(ldns_pkt_tc(p));
-	ck_assert_uint_eq(ldns_pkt_ancount(p), 0);
+	ck_assert_uint_eq(ldns_pkt_ancount(p), 2);
+	ck_assert_uint_eq(ldns_pkt_arcount(p), 0);
 	ck_assert_uint_eq(ldns_pkt_qdcount(p), 1);
-	ck_assert_uint_le(len, 512);
+	ck_assert_uint_eq(len, 417);
 	ldns_pkt_free(p);
 
 	/* Room for the answer but not the glue: drop glue, no TC. */
@@ -494,6 +501,177 @@ START_TEST(answer_truncation)
 	opts.limit = MSG_MAX_LEN;
 	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
 	ck_assert_uint_eq(len, t.len);
+	msg_response_free(&r);
+	testpkt_free(&resp);
+	testpkt_free(&qp);
+}
+END_TEST
+
+/*
+ * A response to many.example. A (header 12, question 14 + 4: 30 octets)
+ * with n_a A records of 2 (owner: a pointer to the qname) + 10 + 4 = 16
+ * octets each, then n_ns NS records "example. NS ns.example." of 2 + 10 +
+ * 5 ("\2ns" and a pointer) = 17 octets each, TTL 300: 30 + 16 n_a +
+ * 17 n_ns octets, no OPT. Returns the length.
+ */
+static size_t
+many_a(uint8_t *buf, unsigned n_a, unsigned n_ns)
+{
+	static const uint8_t head[] = "\x12\x34\x81\x80\0\1\0\0\0\0\0\0"
+	    "\4many\7example\0\0\1\0\1";
+	size_t len = sizeof(head) - 1;
+	unsigned i;
+
+	memcpy(buf, head, len);
+	wire_wr16(buf + 6, (uint16_t)n_a);
+	wire_wr16(buf + 8, (uint16_t)n_ns);
+	for (i = 0; i < n_a; i++) {
+		memcpy(buf + len, "\300\14\0\1\0\1\0\0\1\54\0\4\300\0\2", 15);
+		buf[len + 15] = (uint8_t)i;
+		len += 16;
+	}
+	/* "example." is at 12 + 5 = 17 */
+	for (i = 0; i < n_ns; i++) {
+		memcpy(buf + len, "\300\21\0\2\0\1\0\0\1\54\0\5\2ns\300\21",
+		    17);
+		len += 17;
+	}
+	return len;
+}
+
+/* Each RR of r, in order, begins where the one before ends, the last
+ * ends at len: whole records, and nothing after them. */
+static void
+assert_whole_records(const struct msg_response *r, size_t len)
+{
+	size_t i, at = r->question_end;
+
+	for (i = 0; i < r->n_rrs; i++) {
+		ck_assert_uint_eq(r->rrs[i].offset, at);
+		at = r->rrs[i].end;
+	}
+	ck_assert_uint_eq(at, len);
+}
+
+START_TEST(answer_truncated_whole_records)
+{
+	static uint8_t resp[MSG_MAX_LEN];
+	struct testpkt plain = testpkt_query("many.example.", LDNS_RR_TYPE_A,
+	    LDNS_RD, 0, 0);
+	struct testpkt edns = testpkt_query("many.example.", LDNS_RR_TYPE_A,
+	    LDNS_RD, 1232, 0);
+	struct msg_reply_opts opts = { MSG_UDP_MIN, 1232, -1 };
+	struct msg_ttl_rule rule = { 100, 0 };
+	uint16_t offsets[64];
+	struct msg_response r, a;
+	struct msg_template t;
+	struct msg_query q;
+	size_t len, i;
+
+	/* 60 A records: 30 + 60 * 16 = 990 octets, over 512. */
+	len = many_a(resp, 60, 0);
+	ck_assert_uint_eq(len, 990);
+	ck_assert_int_eq(msg_response_parse(resp, len, &r), 0);
+	t = template_of(&r, offsets);
+	ck_assert_int_eq(msg_parse_query(plain.wire, plain.len, &q),
+	    MSG_PARSE_OK);
+	/* Without EDNS, 512 octets (RFC 1035 §4.2.1): (512 - 30) / 16 = 30
+	 * records, 30 + 30 * 16 = 510 octets, no OPT. */
+	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
+	ck_assert_uint_eq(len, 510);
+	ck_assert(out[2] & (MSG_FLAG_TC >> 8));
+	ck_assert_uint_eq(wire_rd16(out + 4), 1);
+	ck_assert_uint_eq(wire_rd16(out + 6), 30);
+	ck_assert_uint_eq(wire_rd16(out + 8), 0);
+	ck_assert_uint_eq(wire_rd16(out + 10), 0);
+	ck_assert_int_eq(msg_response_parse(out, len, &a), 0);
+	assert_whole_records(&a, len);
+	/* the first 30, as stored, each TTL aged 300 - 100 = 200 s */
+	for (i = 0; i < 30; i++) {
+		ck_assert_uint_eq(a.rrs[i].ttl, 200);
+		ck_assert_uint_eq(out[a.rrs[i].end - 1], i);
+	}
+	msg_response_free(&a);
+
+	/* With EDNS and a limit of 600: the OPT (11) stays, (600 - 30 -
+	 * 11) / 16 = 34 records, 30 + 544 + 11 = 585 octets. */
+	ck_assert_int_eq(msg_parse_query(edns.wire, edns.len, &q),
+	    MSG_PARSE_OK);
+	opts.limit = 600;
+	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
+	ck_assert_uint_eq(len, 585);
+	ck_assert(out[2] & (MSG_FLAG_TC >> 8));
+	ck_assert_uint_eq(wire_rd16(out + 6), 34);
+	ck_assert_uint_eq(wire_rd16(out + 10), 1);
+	ck_assert_int_eq(msg_response_parse(out, len, &a), 0);
+	assert_whole_records(&a, len);
+	ck_assert_int_eq(a.opt_index, 34);
+	msg_response_free(&a);
+	msg_response_free(&r);
+
+	/* 29 A and 2 NS: the answer (30 + 464 = 494) fits whole, the first
+	 * NS too (511), the second not (528 > 512): TC=1, 29 and 1. */
+	len = many_a(resp, 29, 2);
+	ck_assert_uint_eq(len, 528);
+	ck_assert_int_eq(msg_response_parse(resp, len, &r), 0);
+	t = template_of(&r, offsets);
+	ck_assert_int_eq(msg_parse_query(plain.wire, plain.len, &q),
+	    MSG_PARSE_OK);
+	opts.limit = MSG_UDP_MIN;
+	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
+	ck_assert_uint_eq(len, 511);
+	ck_assert(out[2] & (MSG_FLAG_TC >> 8));
+	ck_assert_uint_eq(wire_rd16(out + 6), 29);
+	ck_assert_uint_eq(wire_rd16(out + 8), 1);
+	ck_assert_int_eq(msg_response_parse(out, len, &a), 0);
+	assert_whole_records(&a, len);
+	msg_response_free(&a);
+	msg_response_free(&r);
+	testpkt_free(&plain);
+	testpkt_free(&edns);
+}
+END_TEST
+
+START_TEST(answer_truncated_no_later_section)
+{
+	char big[256], txt[600];
+	struct testpkt resp, qp;
+	struct msg_reply_opts opts = { MSG_UDP_MIN, 1232, -1 };
+	struct msg_ttl_rule rule = { 0, 0 };
+	uint16_t offsets[8];
+	struct msg_response r, a;
+	struct msg_template t;
+	struct msg_query q;
+	size_t len;
+
+	memset(big, 'x', 250);
+	big[250] = '\0';
+	snprintf(txt, sizeof(txt), "an|m.example. 300 IN TXT \"%s\" \"%s\"",
+	    big, big);
+	/*
+	 * Header 12, question 11 + 4: 27; A 16 (43); TXT 2 + 10 + 2 * 251
+	 * = 514, which does not fit; then an A and an NS (2 + 10 + 5 = 17)
+	 * that would fit in what is left, but follow a record that did not:
+	 * TC=1 with the first A alone, 43 octets (RFC 2181 §9).
+	 */
+	resp = testpkt_response("m.example.", LDNS_RR_TYPE_A, 0, 0,
+	    "an|m.example. 300 IN A 192.0.2.1", txt,
+	    "an|m.example. 300 IN A 192.0.2.2",
+	    "ns|example. 300 IN NS ns.example.", NULL);
+	qp = testpkt_query("m.example.", LDNS_RR_TYPE_A, LDNS_RD, 0, 0);
+	ck_assert_int_eq(msg_response_parse(resp.wire, resp.len, &r), 0);
+	ck_assert_int_eq(msg_parse_query(qp.wire, qp.len, &q), MSG_PARSE_OK);
+	t = template_of(&r, offsets);
+	ck_assert_uint_eq(t.len, 27 + 16 + 514 + 16 + 17);
+	len = msg_write_answer(&t, &q, &rule, &opts, out, sizeof(out));
+	ck_assert_uint_eq(len, 43);
+	ck_assert(out[2] & (MSG_FLAG_TC >> 8));
+	ck_assert_uint_eq(wire_rd16(out + 6), 1);
+	ck_assert_uint_eq(wire_rd16(out + 8), 0);
+	ck_assert_uint_eq(wire_rd16(out + 10), 0);
+	ck_assert_int_eq(msg_response_parse(out, len, &a), 0);
+	assert_whole_records(&a, len);
+	msg_response_free(&a);
 	msg_response_free(&r);
 	testpkt_free(&resp);
 	testpkt_free(&qp);
@@ -901,6 +1079,8 @@ msg_suite(void)
 	tcase_add_test(tc, response_question_first);
 	tcase_add_test(tc, answer_ttl_case_and_opt);
 	tcase_add_test(tc, answer_truncation);
+	tcase_add_test(tc, answer_truncated_whole_records);
+	tcase_add_test(tc, answer_truncated_no_later_section);
 	tcase_add_test(tc, answer_ad_bit);
 	tcase_add_test(tc, error_replies);
 	tcase_add_test(tc, buffer_sizes);

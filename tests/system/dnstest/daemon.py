@@ -10,6 +10,7 @@ machine's /etc/hosts never answers for a test. It runs two worker
 threads (`threads 2`) unless the test's lines say otherwise.
 """
 
+import functools
 import os
 import re
 import signal
@@ -32,6 +33,20 @@ VALGRIND = bool(os.environ.get("DNSTEST_VALGRIND"))
 VALGRIND_STATUS = 97
 VALGRIND_SLOWER = 10
 
+# How many times as long a stop and a start take in a sanitizer build as
+# in a plain one, for deadlines that must hold on a busy machine. Measured
+# on a 2-core VM shared with seven other builds (SIGTERM to exit, exec to
+# the first answer, threads 2): plain 20-50 ms and 40-90 ms; with
+# AddressSanitizer 0.3-0.5 s and 0.2-0.35 s; with ThreadSanitizer 1.3-1.9 s
+# and 0.5-0.8 s. ThreadSanitizer's time is its runtime's: at start page
+# faults as it zeroes its own tables (the deadlock detector's, each
+# thread's context, its allocator's free lists) and sets the shadow of
+# each mapping; at exit the shadow of every large block freed is reset
+# (some 800 madvise and 250 munmap calls); a few hundred ms of CPU (perf),
+# which a busy machine stretches to seconds.
+TSAN_SLOWER = 20
+ASAN_SLOWER = 8
+
 
 def valgrind_argv(workdir):
     """The argv prefix that runs a program under memcheck for
@@ -48,6 +63,23 @@ def binary_path():
     tree this file is in (tests/system/dnstest -> ../../..)."""
     top = os.environ.get("top_builddir") or str(_HERE.parents[2])
     return Path(top) / "src" / "dnsdamper"
+
+
+@functools.lru_cache(maxsize=None)
+def build_slower(binary=None):
+    """How many times as long as a plain build's binary (default
+    binary_path()) takes to stop and start: VALGRIND_SLOWER under
+    DNSTEST_VALGRIND, TSAN_SLOWER or ASAN_SLOWER for a build with
+    ThreadSanitizer or AddressSanitizer (the runtime's entry point among
+    its symbols), else 1."""
+    if VALGRIND:
+        return VALGRIND_SLOWER
+    data = Path(binary or binary_path()).read_bytes()
+    if b"__tsan_init" in data:
+        return TSAN_SLOWER
+    if b"__asan_init" in data:
+        return ASAN_SLOWER
+    return 1
 
 
 def upstream(port, host=ports.LOOPBACK):
