@@ -560,7 +560,7 @@ START_TEST(answer_truncated_whole_records)
 	    LDNS_RD, 0, 0);
 	struct testpkt edns = testpkt_query("many.example.", LDNS_RR_TYPE_A,
 	    LDNS_RD, 1232, 0);
-	struct msg_reply_opts opts = { MSG_UDP_MIN, 1232, -1 };
+	struct msg_reply_opts opts = { MSG_UDP_MIN, 1232, -1, NULL };
 	struct msg_ttl_rule rule = { 100, 0 };
 	uint16_t offsets[64];
 	struct msg_response r, a;
@@ -636,7 +636,7 @@ START_TEST(answer_truncated_no_later_section)
 {
 	char big[256], txt[600];
 	struct testpkt resp, qp;
-	struct msg_reply_opts opts = { MSG_UDP_MIN, 1232, -1 };
+	struct msg_reply_opts opts = { MSG_UDP_MIN, 1232, -1, NULL };
 	struct msg_ttl_rule rule = { 0, 0 };
 	uint16_t offsets[8];
 	struct msg_response r, a;
