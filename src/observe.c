@@ -8,17 +8,18 @@
 
 /*
  * Where an answer from metrics source s with header rcode (4 bits) came
- * from: QUERYINFO_REFUSED for a REFUSED made here, QUERYINFO_ERROR for
- * any other rcode made up.
+ * from: QUERYINFO_LKG for a stale one held over a negative answer (held),
+ * QUERYINFO_REFUSED for a REFUSED made here, QUERYINFO_ERROR for any
+ * other rcode made up.
  */
 static enum queryinfo_source
-observe_source(enum metrics_source s, unsigned rcode)
+observe_source(enum metrics_source s, int held, unsigned rcode)
 {
 	switch (s) {
 	case METRICS_FROM_CACHE:
 		return QUERYINFO_CACHE;
 	case METRICS_FROM_STALE:
-		return QUERYINFO_STALE;
+		return held ? QUERYINFO_LKG : QUERYINFO_STALE;
 	case METRICS_FROM_UPSTREAM:
 		return QUERYINFO_UPSTREAM;
 	case METRICS_FROM_LOCAL:
@@ -32,8 +33,8 @@ observe_source(enum metrics_source s, unsigned rcode)
 void
 observe_answer(struct observe *o, const struct addr *client, int tcp,
     const struct msg_query *q, const uint8_t *buf, size_t len,
-    enum metrics_source source, const char *upstream, uint64_t arrived,
-    uint64_t now)
+    enum metrics_source source, int held, const char *upstream,
+    uint64_t arrived, uint64_t now)
 {
 	struct queryinfo qi;
 
@@ -42,7 +43,8 @@ observe_answer(struct observe *o, const struct addr *client, int tcp,
 	qi.q = q;
 	qi.answer = buf;
 	qi.answer_len = len;
-	qi.source = observe_source(source, len >= 4 ? buf[3] & 0xf : 0);
+	qi.source = observe_source(source, held, len >= 4 ? buf[3] & 0xf :
+	    0);
 	qi.upstream = qi.source == QUERYINFO_UPSTREAM ? upstream : NULL;
 	qi.arrived = arrived;
 	qi.now = now;

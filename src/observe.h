@@ -46,14 +46,15 @@ observe_wanted(const struct observe *o)
 /*
  * observe_answer: tell o's outputs of the answer buf (len octets, as
  * sent) to client over tcp or UDP, for query q (NULL or qname_len 0:
- * not parsed), from source (upstream: the name of the upstream that
+ * not parsed), from source (held: 1 for a stale answer that is a last
+ * known good one, lkg.h; upstream: the name of the upstream that
  * answered, or NULL), for a query that arrived at arrived, sent now (ms,
  * monotonic). Everything borrowed for the call.
  */
 void	observe_answer(struct observe *o, const struct addr *client,
 	    int tcp, const struct msg_query *q, const uint8_t *buf,
-	    size_t len, enum metrics_source source, const char *upstream,
-	    uint64_t arrived, uint64_t now);
+	    size_t len, enum metrics_source source, int held,
+	    const char *upstream, uint64_t arrived, uint64_t now);
 
 /*
  * observe_query: tell o's outputs of a query pkt (len octets) just

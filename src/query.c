@@ -95,26 +95,27 @@ count_answer(struct query_ctx *ctx, enum metrics_source source, unsigned rcode,
 	    now > arrived ? now - arrived : 0);
 }
 
-/* Hook: what watches answers (observe.h) hears of this one. */
+/* Hook: what watches answers (observe.h) hears of this one; held: a
+ * stale answer that is a last known good one. */
 static inline void
 tell(struct query_ctx *ctx, const struct client *c, const struct msg_query *q,
-    const uint8_t *buf, size_t len, enum metrics_source source,
+    const uint8_t *buf, size_t len, enum metrics_source source, int held,
     const char *upstream, uint64_t arrived, uint64_t now)
 {
 	if (observe_wanted(&ctx->observe))
 		observe_answer(&ctx->observe, &c->peer,
-		    c->transport == CLIENT_TCP, q, buf, len, source, upstream,
-		    arrived, now);
+		    c->transport == CLIENT_TCP, q, buf, len, source, held,
+		    upstream, arrived, now);
 }
 
 /* upstream: the name of the one that answered (source upstream), or
- * NULL. */
+ * NULL; held as tell's. */
 static void
-query_send(struct query *qr, enum metrics_source source, const char *upstream,
-    const uint8_t *buf, size_t len, uint64_t now)
+query_send(struct query *qr, enum metrics_source source, int held,
+    const char *upstream, const uint8_t *buf, size_t len, uint64_t now)
 {
 	count_answer(qr->ctx, source, buf[3] & 0xf, qr->arrived, now);
-	tell(qr->ctx, &qr->client, &qr->q, buf, len, source, upstream,
+	tell(qr->ctx, &qr->client, &qr->q, buf, len, source, held, upstream,
 	    qr->arrived, now);
 	qr->client.ops->send(&qr->client, buf, len);
 }
@@ -142,6 +143,7 @@ answer_from_cache(struct query *qr, uint64_t now, enum metrics_source fresh,
 	struct msg_reply_opts opts;
 	struct cache_result res;
 	uint8_t *out = qr->ctx->scratch;
+	int held;
 
 	reply_opts(qr->ctx, &qr->q, qr->client.transport, &opts);
 	opts.ede_text = lkg_text(qr->ctx->lkg, &qr->key);
@@ -151,10 +153,11 @@ answer_from_cache(struct query *qr, uint64_t now, enum metrics_source fresh,
 		*state = res.state;
 	if (res.state != CACHE_FRESH && res.state != CACHE_STALE)
 		return -1;
-	if (res.state == CACHE_STALE && opts.ede_text != NULL)
+	held = res.state == CACHE_STALE && opts.ede_text != NULL;
+	if (held)
 		lkg_count_answer(qr->ctx->lkg, &qr->key);
 	query_send(qr, res.state == CACHE_STALE ? METRICS_FROM_STALE : fresh,
-	    NULL, out, res.len, now);
+	    held, NULL, out, res.len, now);
 	return 0;
 }
 
@@ -546,11 +549,12 @@ query_handle(struct query_ctx *ctx, const uint8_t *pkt, size_t len,
 error:
 	*outlen = msg_write_error(&q, rcode, &opts, out, cap);
 	count_answer(ctx, source, rcode, now, now);
-	tell(ctx, c, &q, out, *outlen, source, NULL, now, now);
+	tell(ctx, c, &q, out, *outlen, source, 0, NULL, now, now);
 	return QUERY_ANSWERED;
 answered:
 	count_answer(ctx, source, out[3] & 0xf, now, now);
-	tell(ctx, c, &q, out, *outlen, source, NULL, now, now);
+	tell(ctx, c, &q, out, *outlen, source, source == METRICS_FROM_STALE &&
+	    opts.ede_text != NULL, NULL, now, now);
 	return QUERY_ANSWERED;
 }
 
@@ -603,7 +607,7 @@ answer_waiter(struct query *qr, const struct cache_entry *e, int landed,
 		len = msg_write_error(&qr->q, MSG_RCODE_SERVFAIL, &opts, out,
 		    sizeof(qr->ctx->scratch));
 	query_send(qr, e != NULL ? METRICS_FROM_UPSTREAM : METRICS_FROM_ERROR,
-	    upstream, out, len, now);
+	    0, upstream, out, len, now);
 	return 1;
 }
 

@@ -14,6 +14,7 @@
 static const char *const source_names[QUERYINFO_SOURCES] = {
 	"cache",
 	"stale",
+	"last-known-good",
 	"upstream",
 	"local",
 	"refused",

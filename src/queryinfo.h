@@ -17,11 +17,9 @@
 enum queryinfo_source {
 	QUERYINFO_CACHE,	/* a fresh entry */
 	QUERYINFO_STALE,	/* an expired entry, RFC 8767 */
-	/*
-	 * The place of a positive answer held over an upstream's negative
-	 * one ("last known good", DESIGN.md) when it comes: its name,
-	 * "last-known-good", goes in queryinfo.c's table at the same place.
-	 */
+	QUERYINFO_LKG,		/* a positive entry served over the
+				 * upstream's held negative answer
+				 * (lkg.h) */
 	QUERYINFO_UPSTREAM,	/* a resolution that just ended */
 	QUERYINFO_LOCAL,	/* local data, or the minimal ANY answer */
 	QUERYINFO_REFUSED,	/* REFUSED made here: allow, a policy */
@@ -49,8 +47,8 @@ struct queryinfo {
  * their record list with "..." as the last element. */
 #define QUERYINFO_JSON_MAX	4096
 
-/* queryinfo_source_name: "cache", "stale", "upstream", "local",
- * "refused" or "error". */
+/* queryinfo_source_name: "cache", "stale", "last-known-good",
+ * "upstream", "local", "refused" or "error". */
 const char *queryinfo_source_name(enum queryinfo_source s);
 
 /*

@@ -20,6 +20,7 @@ No timing assertion: every loop below is bounded, and a test waits for
 what it expects rather than for a time.
 """
 
+import re
 import time
 
 import dns.edns
@@ -109,7 +110,7 @@ def test_empty_push_held_then_restored(new_bind, dnsdamper, bind):
     the zone was held and when it ended."""
     ns = new_bind("lkg", {ORIGIN: FULL})
     d = dnsdamper([Forward(ORIGIN, [ns]), Forward(".", [bind])],
-                  extra=LKG_CONF)
+                  extra=LKG_CONF + ["log-queries yes"])
     for (qname, qtype), old in NAMES.items():
         r = query.udp(d.port, qname, qtype)
         assert _data(r, qname, qtype) == [old], r.text()
@@ -131,6 +132,11 @@ def test_empty_push_held_then_restored(new_bind, dnsdamper, bind):
     m = d.wait_log(r"last-known-good: zone sd\.test\. held: .* negative "
                    r"for (\d+) of its (\d+) names", since=log)
     assert int(m.group(1)) >= 3, m.group(0)
+    # what watches answers (log-queries here, monitor and dnstap alike)
+    # tells a last known good answer from a merely stale one
+    logged = {(x["name"], x["source"]) for x in map(json.loads, re.findall(
+        r"query: (\{.*\})$", d.stderr(log), re.M))}
+    assert ("web.sd.test.", "last-known-good") in logged, logged
     # visible: dnsdamperctl lkg (JSON) lists the zone held and each
     # name, what the upstream says, and no end to the hold; explain says
     # the answer is a last known good one and why; the metrics count

@@ -140,6 +140,8 @@ START_TEST(source_names)
 {
 	ck_assert_str_eq(queryinfo_source_name(QUERYINFO_CACHE), "cache");
 	ck_assert_str_eq(queryinfo_source_name(QUERYINFO_STALE), "stale");
+	ck_assert_str_eq(queryinfo_source_name(QUERYINFO_LKG),
+	    "last-known-good");
 	ck_assert_str_eq(queryinfo_source_name(QUERYINFO_UPSTREAM),
 	    "upstream");
 	ck_assert_str_eq(queryinfo_source_name(QUERYINFO_LOCAL), "local");
