@@ -73,6 +73,14 @@ parsenet_tls_upstream(struct lex *lex, const struct directive *d, int line,
 	}
 	if ((hash = strchr(copy, '#')) != NULL) {
 		*hash++ = '\0';
+		/* A host name has no colon (RFC 952): a port written after
+		 * the name would be matched against certificates, never
+		 * successfully. */
+		if (strchr(hash, ':') != NULL) {
+			lex_error(lex, line, "%s: \"%s\": a port goes before "
+			    "the name: tls://ADDRESS:PORT#NAME", d->name, str);
+			goto done;
+		}
 		if ((name = directive_name(lex, d, line, hash)) == NULL)
 			goto done;
 		if ((len = strlen(name)) <= 1) {

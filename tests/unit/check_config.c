@@ -836,6 +836,10 @@ static const struct error_case {
 	  "certificate, or cannot be read\n" },
 	{ "forward . {\nupstream \"tls://192.0.2.1#\"\n}\n",
 	  "x.conf:2: upstream: \"\" is not a domain name\n" },
+	/* The port after the name would make it one no certificate has. */
+	{ "forward . {\nupstream tls://192.0.2.1#dns.example:853\n}\n",
+	  "x.conf:2: upstream: \"tls://192.0.2.1#dns.example:853\": a port "
+	  "goes before the name: tls://ADDRESS:PORT#NAME\n" },
 	{ "forward . {\nupstream \"tls://192.0.2.1#.\"\n}\n",
 	  "x.conf:2: upstream: \"tls://192.0.2.1#.\": the name after # cannot "
 	  "be the root\n" },
